@@ -1,0 +1,71 @@
+/**
+ * The source and sink interfaces the runtime drives. Connectors implement them; a job names one
+ * with `env.fromSource(...)` / `stream.sinkTo(...)`. Source and sink objects are built in every
+ * thread from the job module, so they may hold functions; only their snapshots cross threads.
+ */
+
+import type { Collector, RuntimeContext } from './functions.js';
+
+export interface SourceContext extends RuntimeContext {
+  /**
+   * Operator state restored from a checkpoint for this source (positions, split state), already
+   * redistributed to this subtask; `undefined` on a fresh start.
+   */
+  readonly restoredState: readonly unknown[] | undefined;
+}
+
+/** Outcome of one {@link SourceReader.poll}. */
+export type PollResult =
+  | { readonly state: 'more' }
+  /** Nothing available now; poll again after `ms` (a rate limit or an idle unbounded input). */
+  | { readonly state: 'idle'; readonly ms: number }
+  | { readonly state: 'end' };
+
+export interface SourceReader<T> {
+  /**
+   * Emits at most `max` records into `out` and says whether more may follow. Runs on the task
+   * thread between control messages, so it must not block; a checkpoint may be taken between
+   * any two calls.
+   */
+  poll(out: Collector<T>, max: number): PollResult;
+  /**
+   * The reader's positions as operator-state entries (one per split), taken in the same step
+   * in which the barrier is emitted: no record falls between the two.
+   */
+  snapshotState(checkpointId: number): unknown[];
+  close?(): void;
+}
+
+export interface Source<T> {
+  /** Connector name, for plans and logs (e.g. `sequence`). */
+  readonly type: string;
+  /** Bounded sources end; the job finishes when all of them have. */
+  readonly bounded: boolean;
+  createReader(ctx: SourceContext): SourceReader<T>;
+}
+
+export interface SinkContext extends RuntimeContext {
+  /** The sink's pending transactions restored from a checkpoint, redistributed to this subtask. */
+  readonly restoredState: readonly unknown[] | undefined;
+  /** Hands records to the job client (collect sink). `checkpointId` is `null` for non-transactional delivery. */
+  deliver(sinkName: string, records: unknown[], checkpointId: number | null): void;
+}
+
+export interface SinkWriter<T> {
+  write(value: T): void;
+  /** Two-phase commit, phase one: seal what was written since the last barrier; returns state to snapshot. */
+  preCommit?(checkpointId: number): unknown[];
+  /** Phase two: the checkpoint is complete; make its transaction visible. Idempotent. */
+  notifyCheckpointComplete?(checkpointId: number): void;
+  notifyCheckpointAborted?(checkpointId: number): void;
+  /** End of input: flush everything (the final checkpoint follows when checkpointing is on). */
+  finish?(): void;
+  close?(): void;
+}
+
+export interface Sink<T> {
+  readonly type: string;
+  /** Name under which `JobResult.sinks` reports collected records (collect sink), else the type. */
+  readonly name: string;
+  createWriter(ctx: SinkContext): SinkWriter<T>;
+}

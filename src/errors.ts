@@ -1,0 +1,180 @@
+/**
+ * The catalogue of weir's typed errors. Every error carries a stable `code` and, where it
+ * wraps another failure, a `cause`.
+ *
+ * Every failure is one of three kinds, and the code that raises it says which
+ * (see {@link FailureKind}):
+ * - `decline`: this checkpoint is declined; the job runs on.
+ * - `task`: a task failed; the job restarts from the latest completed checkpoint
+ *   (if the restart strategy allows).
+ * - `fatal`: the job stops; restarting cannot help (bad configuration, bad job module).
+ */
+
+export type FailureKind = 'decline' | 'task' | 'fatal';
+
+export abstract class WeirError extends Error {
+  abstract readonly code: string;
+  abstract readonly failureKind: FailureKind;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+// ---------- configuration and job definition (fatal) ----------
+
+/** An option or argument has an invalid value. Thrown before anything runs. */
+export class InvalidOptionError extends WeirError {
+  readonly code = 'ERR_WEIR_INVALID_OPTION';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(`invalid option ${option}: ${message}`);
+  }
+}
+
+/** The job module cannot be loaded or does not default-export `defineJob(...)`. */
+export class JobModuleError extends WeirError {
+  readonly code = 'ERR_WEIR_JOB_MODULE';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly module: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`job module ${module}: ${message}`, options);
+  }
+}
+
+/** The job graph is invalid (no sink, a cycle, a bad parallelism, ...). */
+export class InvalidGraphError extends WeirError {
+  readonly code = 'ERR_WEIR_INVALID_GRAPH';
+  readonly failureKind = 'fatal' as const;
+}
+
+/** A key produced by a key selector has no canonical encoding (function, symbol, cycle, ...). */
+export class KeyNotSerializableError extends WeirError {
+  readonly code = 'ERR_WEIR_KEY_NOT_SERIALIZABLE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly operator: string,
+    readonly keyDescription: string,
+  ) {
+    super(
+      `key selector of ${operator} returned a key that cannot be serialized (${keyDescription}); ` +
+        'keys must be strings, numbers, booleans, bigints, or arrays/plain objects of those',
+    );
+  }
+}
+
+// ---------- data plane ----------
+
+/** The peer closed the channel (shutdown or cancel) while this side was using it. */
+export class ChannelClosedError extends WeirError {
+  readonly code = 'ERR_WEIR_CHANNEL_CLOSED';
+  readonly failureKind = 'task' as const;
+  constructor(message = 'channel closed') {
+    super(message);
+  }
+}
+
+/** A single record does not fit the channel and fragmentation is off or exceeded its limit. */
+export class RecordTooLargeError extends WeirError {
+  readonly code = 'ERR_WEIR_RECORD_TOO_LARGE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly sizeBytes: number,
+    readonly limitBytes: number,
+    readonly option: string,
+  ) {
+    super(`record of ${sizeBytes} bytes exceeds the limit of ${limitBytes} bytes; raise the ${option} option`);
+  }
+}
+
+// ---------- execution ----------
+
+/**
+ * A task failed: user code threw, the worker exited, or an asynchronous error escaped.
+ * Names the operator, the subtask and the original error (as `cause`, with its stack).
+ */
+export class TaskFailureError extends WeirError {
+  readonly code = 'ERR_WEIR_TASK_FAILURE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly task: string,
+    readonly operator: string | undefined,
+    readonly originalMessage: string,
+    readonly originalStack: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `task ${task}${operator ? ` (operator ${operator})` : ''} failed: ${originalMessage}` +
+        (originalStack ? `\n--- original stack ---\n${originalStack}` : ''),
+      options,
+    );
+  }
+}
+
+/** The job failed and the restart strategy gave up (or there is none). `cause` is the last failure. */
+export class JobFailedError extends WeirError {
+  readonly code = 'ERR_WEIR_JOB_FAILED';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    message: string,
+    readonly restarts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The job was cancelled by the user. */
+export class JobCancelledError extends WeirError {
+  readonly code = 'ERR_WEIR_JOB_CANCELLED';
+  readonly failureKind = 'fatal' as const;
+  constructor(message = 'job cancelled') {
+    super(message);
+  }
+}
+
+// ---------- checkpoints ----------
+
+/** Why a checkpoint did not complete. Mirrors Flink's CheckpointFailureReason. */
+export type CheckpointFailureReason =
+  | 'expired'
+  | 'declined'
+  | 'subsumed'
+  | 'task-failure'
+  | 'end-of-input'
+  | 'async-snapshot-failed'
+  | 'too-many-concurrent'
+  | 'job-stopping'
+  | 'storage-failed';
+
+/** A checkpoint was declined or aborted. The job runs on (unless tolerable failures are exceeded). */
+export class CheckpointDeclinedError extends WeirError {
+  readonly code = 'ERR_WEIR_CHECKPOINT_DECLINED';
+  readonly failureKind = 'decline' as const;
+  constructor(
+    readonly checkpointId: number,
+    readonly reason: CheckpointFailureReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`checkpoint ${checkpointId} ${reason}: ${message}`, options);
+  }
+}
+
+/** Checkpoint storage is unusable: nothing to restore from, or every retained checkpoint is corrupt. */
+export class CheckpointStorageError extends WeirError {
+  readonly code = 'ERR_WEIR_CHECKPOINT_STORAGE';
+  readonly failureKind = 'fatal' as const;
+}
+
+/** Stored state failed its checksum or cannot be decoded. */
+export class CorruptStateError extends WeirError {
+  readonly code = 'ERR_WEIR_CORRUPT_STATE';
+  readonly failureKind = 'task' as const;
+}

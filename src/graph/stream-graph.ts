@@ -1,0 +1,75 @@
+/**
+ * The logical graph a job module builds: one node per operator, edges with a partitioning.
+ * Built identically in the main thread and in every worker (same module, same args), so node
+ * ids are deterministic: they are assigned in creation order by the environment.
+ */
+
+import type {
+  CoProcessFunction,
+  FilterFunction,
+  FlatMapFunction,
+  KeyedProcessFunction,
+  KeySelector,
+  MapFunction,
+  ProcessFunction,
+  ReduceFunction,
+  RuntimeContext,
+} from '../api/functions.js';
+import type { Sink, Source } from '../api/source.js';
+
+/** How records travel along an edge. */
+export type Partitioning = 'forward' | 'rebalance' | 'hash' | 'broadcast';
+
+/** What an operator does; a closed union keyed on `kind`. Functions are the user's. */
+export type OperatorSpec =
+  | { readonly kind: 'source'; readonly source: Source<unknown> }
+  | { readonly kind: 'map'; readonly fn: MapFunction<any, any> }
+  | { readonly kind: 'filter'; readonly fn: FilterFunction<any> }
+  | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<any, any> }
+  | { readonly kind: 'process'; readonly fn: ProcessFunction<any, any> }
+  | {
+      readonly kind: 'keyed-process';
+      readonly fn: KeyedProcessFunction<any, any, any>;
+      readonly keySelector: KeySelector<any, any>;
+    }
+  | {
+      readonly kind: 'keyed-reduce';
+      readonly fn: ReduceFunction<any>;
+      readonly keySelector: KeySelector<any, any>;
+    }
+  | {
+      readonly kind: 'co-process';
+      readonly fn: CoProcessFunction<any, any, any, RuntimeContext>;
+      /** Present when both inputs are keyed: the function then runs with a keyed context. */
+      readonly keySelectors?: readonly [KeySelector<any, any>, KeySelector<any, any>];
+    }
+  | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
+
+export type OperatorKind = OperatorSpec['kind'];
+
+export interface StreamEdge {
+  readonly sourceId: number;
+  readonly targetId: number;
+  /** 0 for one-input operators; 0 or 1 for two-input (`connect`) operators. */
+  readonly inputIndex: 0 | 1;
+  readonly partitioning: Partitioning;
+  /** Present iff `partitioning === 'hash'`. */
+  readonly keySelector?: KeySelector<any, any>;
+}
+
+export interface StreamNode {
+  /** Deterministic: creation order within one build of the job. */
+  readonly id: number;
+  readonly name: string;
+  /** Stable identity for state across restarts and rescaling; defaults to a name derived from the id. */
+  readonly uid: string;
+  /** `undefined`: the job's default parallelism. */
+  readonly parallelism: number | undefined;
+  readonly spec: OperatorSpec;
+  readonly inputs: readonly StreamEdge[];
+}
+
+export interface StreamGraph {
+  /** In creation order, which is a topological order (a node can only consume existing nodes). */
+  readonly nodes: readonly StreamNode[];
+}
