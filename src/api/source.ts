@@ -44,11 +44,19 @@ export interface Source<T> {
   createReader(ctx: SourceContext): SourceReader<T>;
 }
 
+/** How the job checkpoints; sinks decide from it whether to run two-phase commit. */
+export type CheckpointingMode = 'exactly-once' | 'at-least-once' | 'none';
+
 export interface SinkContext extends RuntimeContext {
+  readonly checkpointingMode: CheckpointingMode;
   /** The sink's pending transactions restored from a checkpoint, redistributed to this subtask. */
   readonly restoredState: readonly unknown[] | undefined;
-  /** Hands records to the job client (collect sink). `checkpointId` is `null` for non-transactional delivery. */
-  deliver(sinkName: string, records: unknown[], checkpointId: number | null): void;
+  /**
+   * Hands records to the job client (collect sink). `transactionId` names a committed
+   * transaction: the client takes each id once, so a repeated commit delivers nothing twice.
+   * `null` for non-transactional delivery.
+   */
+  deliver(sinkName: string, records: unknown[], transactionId: string | null): void;
 }
 
 export interface SinkWriter<T> {

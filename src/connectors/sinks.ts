@@ -1,0 +1,3 @@
+export { collect } from './collect-sink.js';
+export { discard } from './discard-sink.js';
+export { stdout } from './stdout-sink.js';

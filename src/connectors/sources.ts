@@ -1,0 +1,1 @@
+export { sequence } from './sequence-source.js';

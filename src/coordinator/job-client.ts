@@ -1,0 +1,210 @@
+/**
+ * The user's handle on a running job (`startJob`), and `runJob` for bounded jobs.
+ *
+ * The client owns the job's life: it deploys an {@link Execution} per attempt, collects what
+ * sinks deliver, and on a task failure asks the restart strategy whether and when to redeploy
+ * (from the latest completed checkpoint, once checkpointing lands in the runtime).
+ */
+
+import { EventEmitter } from 'node:events';
+import { buildStreamGraph } from '../api/define-job.js';
+import { JobCancelledError, JobFailedError, type TaskFailureError } from '../errors.js';
+import { buildExecutionPlan } from '../graph/build-execution-plan.js';
+import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
+import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
+import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
+import { type DeployedTask, Execution } from './scheduler.js';
+
+/** Per-operator totals over all subtasks of the last attempt. */
+export interface OperatorSummary {
+  readonly name: string;
+  readonly vertexId: number;
+  readonly parallelism: number;
+  readonly recordsIn: number;
+  readonly recordsOut: number;
+}
+
+export interface JobMetrics {
+  /** Wall time from deploy of the first attempt to the end of the job, ms. */
+  readonly durationMs: number;
+  readonly operators: readonly OperatorSummary[];
+}
+
+/** Stats of one completed checkpoint. */
+export interface CompletedCheckpointStats {
+  readonly checkpointId: number;
+  readonly triggerTimestamp: number;
+  readonly durationMs: number;
+  readonly maxAlignmentDurationMs: number;
+  readonly maxSyncDurationMs: number;
+  readonly maxAsyncDurationMs: number;
+  readonly bytes: number;
+}
+
+export interface JobResult {
+  readonly status: 'finished';
+  /** Records collected per `sinks.collect(name)`. */
+  readonly sinks: Readonly<Record<string, unknown[]>>;
+  readonly restarts: number;
+  readonly checkpoints: readonly CompletedCheckpointStats[];
+  readonly metrics: JobMetrics;
+  /** The execution plan that ran (see `describePlan`). */
+  readonly plan: ExecutionPlan;
+}
+
+export class JobClient extends EventEmitter {
+  /** Resolves with the result of a bounded job; rejects with JobFailedError or JobCancelledError. */
+  readonly done: Promise<JobResult>;
+  readonly plan: ExecutionPlan;
+  readonly options: ResolvedJobOptions;
+  readonly #jobModule: string;
+  readonly #sinks: Record<string, unknown[]> = {};
+  /** `sink/subtask/checkpointId` of transactional deliveries already taken: commits are idempotent. */
+  readonly #committed = new Set<string>();
+  readonly #checkpoints: CompletedCheckpointStats[] = [];
+  readonly #startedAt = performance.now();
+  #execution: Execution | null = null;
+  #restarts = 0;
+  #cancelled = false;
+  #lastMetrics: ReadonlyMap<string, readonly OperatorMetrics[]> = new Map();
+
+  constructor(jobModule: string, plan: ExecutionPlan, options: ResolvedJobOptions) {
+    super();
+    this.#jobModule = jobModule;
+    this.plan = plan;
+    this.options = options;
+    this.done = this.#run();
+    // The caller may only await `done` later; an unobserved rejection must not crash the process.
+    this.done.catch(() => undefined);
+  }
+
+  /** Cancels the job: every task stops, every thread is released; `done` rejects with JobCancelledError. */
+  async cancel(): Promise<void> {
+    this.#cancelled = true;
+    await this.#execution?.cancel();
+    await this.done.catch(() => undefined);
+  }
+
+  /** A snapshot of the job's counters so far. */
+  metrics(): JobMetrics {
+    return {
+      durationMs: performance.now() - this.#startedAt,
+      operators: summarize(this.plan, this.#lastMetrics),
+    };
+  }
+
+  async #run(): Promise<JobResult> {
+    for (;;) {
+      const attempt = this.#restarts;
+      const execution = new Execution(
+        this.plan,
+        {
+          jobModule: this.#jobModule,
+          args: this.options.args,
+          parallelism: this.options.parallelism,
+          maxParallelism: this.options.maxParallelism,
+          attempt,
+          ringBytes: this.options.channels.ringBytes,
+          batchRecords: this.options.channels.batchRecords,
+          batchBytes: this.options.channels.batchBytes,
+          checkpointing: null,
+          restore: null,
+        },
+        (task, event) => this.#onTaskEvent(task, event),
+      );
+      this.#execution = execution;
+      this.emit('deployed', { attempt });
+      const outcome = await execution.done;
+      switch (outcome.state) {
+        case 'finished':
+          this.#lastMetrics = outcome.metrics;
+          return {
+            status: 'finished',
+            sinks: this.#sinks,
+            restarts: this.#restarts,
+            checkpoints: this.#checkpoints,
+            metrics: this.metrics(),
+            plan: this.plan,
+          };
+        case 'cancelled':
+          throw new JobCancelledError();
+        case 'failed':
+          if (this.#cancelled) throw new JobCancelledError();
+          throw this.#giveUp(outcome.error);
+      }
+    }
+  }
+
+  #giveUp(cause: TaskFailureError): JobFailedError {
+    return new JobFailedError(
+      `job failed after ${this.#restarts} restart(s): ${cause.message.split('\n')[0]}`,
+      this.#restarts,
+      { cause },
+    );
+  }
+
+  #onTaskEvent(task: DeployedTask, event: TaskEvent): void {
+    switch (event.kind) {
+      case 'deliver': {
+        if (event.transactionId !== null) {
+          const key = `${event.sink}/${task.id.vertexId}/${event.transactionId}`;
+          if (this.#committed.has(key)) return;
+          this.#committed.add(key);
+        }
+        let bucket = this.#sinks[event.sink];
+        if (!bucket) this.#sinks[event.sink] = bucket = [];
+        for (const r of event.records) bucket.push(r);
+        break;
+      }
+      case 'failed':
+      case 'finished':
+      case 'input-ended':
+      case 'acknowledge':
+      case 'decline':
+        break;
+    }
+  }
+}
+
+function summarize(plan: ExecutionPlan, metrics: ReadonlyMap<string, readonly OperatorMetrics[]>): OperatorSummary[] {
+  const byNode = new Map<number, { recordsIn: number; recordsOut: number }>();
+  for (const list of metrics.values()) {
+    for (const m of list) {
+      const acc = byNode.get(m.nodeId) ?? { recordsIn: 0, recordsOut: 0 };
+      acc.recordsIn += m.recordsIn;
+      acc.recordsOut += m.recordsOut;
+      byNode.set(m.nodeId, acc);
+    }
+  }
+  const out: OperatorSummary[] = [];
+  for (const v of plan.vertices) {
+    for (const op of v.operators) {
+      const m = byNode.get(op.nodeId) ?? { recordsIn: 0, recordsOut: 0 };
+      out.push({ name: op.name, vertexId: v.vertexId, parallelism: v.parallelism, ...m });
+    }
+  }
+  return out;
+}
+
+/**
+ * Starts a job from a job module (path or URL). Resolves once the job is deployed; rejects
+ * before any thread starts when the options, the module or the graph are invalid.
+ */
+export async function startJob(jobModule: string | URL, options: JobOptions = {}): Promise<JobClient> {
+  const resolved = resolveJobOptions(options);
+  const url = jobModuleUrl(jobModule);
+  const def = await importJobModule(url);
+  const graph = buildStreamGraph(def, resolved.args);
+  const plan = buildExecutionPlan(graph, {
+    parallelism: resolved.parallelism,
+    maxParallelism: resolved.maxParallelism,
+  });
+  return new JobClient(url, plan, resolved);
+}
+
+/** Runs a bounded job to its end. */
+export async function runJob(jobModule: string | URL, options: JobOptions = {}): Promise<JobResult> {
+  const client = await startJob(jobModule, options);
+  return client.done;
+}

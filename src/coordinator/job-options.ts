@@ -1,0 +1,154 @@
+/**
+ * Options of `runJob`/`startJob` (DESIGN.md §6), checked up front: a bad value is an
+ * {@link InvalidOptionError} naming the option before any thread starts.
+ */
+
+import { InvalidOptionError } from '../errors.js';
+import { DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM } from '../state/key-groups.js';
+
+export type CheckpointMode = 'exactly-once' | 'at-least-once';
+
+export interface CheckpointingOptions {
+  /** Milliseconds between checkpoint triggers. */
+  readonly interval: number;
+  readonly mode?: CheckpointMode;
+  /** Unaligned checkpoints (barriers overtake in-flight data). Not implemented yet: rejected. */
+  readonly unaligned?: boolean;
+  /** A checkpoint not completed after this many ms is aborted. Default 600 000. */
+  readonly timeout?: number;
+  /** Minimum ms between the end of one checkpoint and the trigger of the next. Default 0. */
+  readonly minPause?: number;
+  /** Checkpoints in flight at once. Default 1. */
+  readonly maxConcurrent?: number;
+  /** Consecutive checkpoint failures tolerated before the job fails. Default 0 (Flink's default). */
+  readonly tolerableFailures?: number;
+  /** Checkpoint directory (LMDB). Default: a temporary directory removed when the job ends. */
+  readonly dir?: string;
+  /** Completed checkpoints kept. Default 3. */
+  readonly retain?: number;
+  /** Write only what changed since the previous checkpoint. Default false. */
+  readonly incremental?: boolean;
+}
+
+export type RestartStrategyOptions =
+  | { readonly type: 'none' }
+  | { readonly type: 'fixed-delay'; readonly attempts: number; readonly delay: number }
+  | {
+      readonly type: 'exponential-delay';
+      readonly initial?: number;
+      readonly max?: number;
+      readonly multiplier?: number;
+      readonly resetAfter?: number;
+      readonly jitter?: number;
+    };
+
+export interface ChannelOptions {
+  /** Bytes of each ring (one per producer/consumer subtask pair). Default 1 MiB. */
+  readonly ringBytes?: number;
+  /** Records per batch frame. Default 256. */
+  readonly batchRecords?: number;
+  /** Bytes per batch frame. Default 64 KiB. */
+  readonly batchBytes?: number;
+}
+
+export interface JobOptions {
+  /** Default parallelism of every operator. Default 1. */
+  readonly parallelism?: number;
+  /** Number of key groups; the upper bound for rescaling keyed state. Default 128. */
+  readonly maxParallelism?: number;
+  /** String arguments handed to the job's build function. */
+  readonly args?: Readonly<Record<string, string>>;
+  readonly checkpointing?: CheckpointingOptions;
+  readonly stateBackend?: 'heap' | 'lmdb';
+  readonly restartStrategy?: RestartStrategyOptions;
+  /** `'latest'`: the newest completed checkpoint in `checkpointing.dir`; or a checkpoint directory path. */
+  readonly restoreFrom?: string;
+  readonly channels?: ChannelOptions;
+}
+
+/** Options with defaults applied. */
+export interface ResolvedJobOptions {
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly args: Readonly<Record<string, string>>;
+  readonly checkpointing: Required<Omit<CheckpointingOptions, 'dir'>> & { readonly dir: string | undefined } | null;
+  readonly stateBackend: 'heap' | 'lmdb';
+  readonly restartStrategy: RestartStrategyOptions;
+  readonly restoreFrom: string | undefined;
+  readonly channels: Required<ChannelOptions>;
+}
+
+function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new InvalidOptionError(name, `must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
+  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'must be an object');
+  const parallelism = o.parallelism === undefined ? 1 : int('parallelism', o.parallelism, 1, UPPER_BOUND_MAX_PARALLELISM);
+  const maxParallelism =
+    o.maxParallelism === undefined
+      ? Math.max(DEFAULT_MAX_PARALLELISM, parallelism)
+      : int('maxParallelism', o.maxParallelism, 1, UPPER_BOUND_MAX_PARALLELISM);
+  if (parallelism > maxParallelism) {
+    throw new InvalidOptionError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
+  }
+  const args: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.args ?? {})) {
+    if (typeof v !== 'string') throw new InvalidOptionError(`args.${k}`, `must be a string, got ${typeof v}`);
+    args[k] = v;
+  }
+  let checkpointing: ResolvedJobOptions['checkpointing'] = null;
+  if (o.checkpointing !== undefined) {
+    const c = o.checkpointing;
+    const mode = c.mode ?? 'exactly-once';
+    if (mode !== 'exactly-once' && mode !== 'at-least-once') {
+      throw new InvalidOptionError('checkpointing.mode', `must be 'exactly-once' or 'at-least-once', got ${JSON.stringify(mode)}`);
+    }
+    if (c.unaligned) {
+      throw new InvalidOptionError('checkpointing.unaligned', 'unaligned checkpoints are not implemented yet');
+    }
+    if (c.dir !== undefined && (typeof c.dir !== 'string' || c.dir.length === 0)) {
+      throw new InvalidOptionError('checkpointing.dir', 'must be a non-empty path');
+    }
+    checkpointing = {
+      interval: int('checkpointing.interval', c.interval, 10),
+      mode,
+      unaligned: false,
+      timeout: c.timeout === undefined ? 600_000 : int('checkpointing.timeout', c.timeout, 1),
+      minPause: c.minPause === undefined ? 0 : int('checkpointing.minPause', c.minPause, 0),
+      maxConcurrent: c.maxConcurrent === undefined ? 1 : int('checkpointing.maxConcurrent', c.maxConcurrent, 1),
+      tolerableFailures:
+        c.tolerableFailures === undefined ? 0 : int('checkpointing.tolerableFailures', c.tolerableFailures, 0),
+      dir: c.dir,
+      retain: c.retain === undefined ? 3 : int('checkpointing.retain', c.retain, 1),
+      incremental: c.incremental ?? false,
+    };
+  }
+  const stateBackend = o.stateBackend ?? 'heap';
+  if (stateBackend !== 'heap' && stateBackend !== 'lmdb') {
+    throw new InvalidOptionError('stateBackend', `must be 'heap' or 'lmdb', got ${JSON.stringify(stateBackend)}`);
+  }
+  const restartStrategy = o.restartStrategy ?? { type: 'none' };
+  if (o.restoreFrom !== undefined && (typeof o.restoreFrom !== 'string' || o.restoreFrom.length === 0)) {
+    throw new InvalidOptionError('restoreFrom', "must be 'latest' or a checkpoint directory path");
+  }
+  const ch = o.channels ?? {};
+  const channels = {
+    ringBytes: ch.ringBytes === undefined ? 1 << 20 : int('channels.ringBytes', ch.ringBytes, 4096, 1 << 30),
+    batchRecords: ch.batchRecords === undefined ? 256 : int('channels.batchRecords', ch.batchRecords, 1, 1 << 20),
+    batchBytes: ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
+  };
+  return {
+    parallelism,
+    maxParallelism,
+    args,
+    checkpointing,
+    stateBackend,
+    restartStrategy,
+    restoreFrom: o.restoreFrom,
+    channels,
+  };
+}

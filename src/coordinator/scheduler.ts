@@ -1,0 +1,241 @@
+/**
+ * Deploys one execution attempt of a job: allocates every channel's ring and every task's
+ * doorbell, starts one long-running piscina task per subtask, and reports how the execution
+ * ended. Records never cross a MessagePort: tasks talk through the rings; the ports carry
+ * control calls (comlink, main → task) and task events (main ← task).
+ *
+ * One pool per execution: a failed execution is torn down whole (`pool.destroy()` terminates
+ * every worker, including one stuck in user code), so no thread outlives it.
+ */
+
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { Piscina } from 'piscina';
+import { Doorbell } from '../channels/doorbell.js';
+import { RingBuffer } from '../channels/ring-buffer.js';
+import { TaskFailureError } from '../errors.js';
+import { channelsOfEdge } from '../graph/channels.js';
+import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
+import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
+import type {
+  InputChannelDeployment,
+  OperatorMetrics,
+  OutputEdgeDeployment,
+  TaskCheckpointConfig,
+  TaskControl,
+  TaskDeployment,
+  TaskEvent,
+  TaskRestoreState,
+} from '../worker/task-deployment.js';
+import type { TaskResult } from '../worker/task-entry.js';
+
+export interface ExecutionOptions {
+  readonly jobModule: string;
+  readonly args: Readonly<Record<string, string>>;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly attempt: number;
+  readonly ringBytes: number;
+  readonly batchRecords: number;
+  readonly batchBytes: number;
+  readonly checkpointing: TaskCheckpointConfig | null;
+  /** Restore state per task key (`vertexId/subtask`), or null for a fresh start. */
+  readonly restore: ReadonlyMap<string, TaskRestoreState> | null;
+  /** Worker resource limits (piscina `resourceLimits`). */
+  readonly resourceLimits?: { maxOldGenerationSizeMb?: number };
+}
+
+export interface DeployedTask {
+  readonly id: TaskId;
+  readonly key: string;
+  readonly vertex: JobVertex;
+  /** Readable name for logs and errors. */
+  readonly label: string;
+  readonly control: Comlink.Remote<TaskControl>;
+  readonly isSource: boolean;
+}
+
+export type ExecutionOutcome =
+  | { readonly state: 'finished'; readonly metrics: ReadonlyMap<string, readonly OperatorMetrics[]> }
+  | { readonly state: 'failed'; readonly error: TaskFailureError }
+  | { readonly state: 'cancelled' };
+
+export type TaskEventListener = (task: DeployedTask, event: TaskEvent) => void;
+
+/** Allocates rings for every channel of the plan: key `edgeId:producer:consumer`. */
+function allocateRings(plan: ExecutionPlan, ringBytes: number): Map<string, SharedArrayBuffer> {
+  const rings = new Map<string, SharedArrayBuffer>();
+  for (const edge of plan.edges) {
+    for (const ch of channelsOfEdge(plan, edge)) {
+      rings.set(`${ch.edgeId}:${ch.producerSubtask}:${ch.consumerSubtask}`, RingBuffer.allocate(ringBytes));
+    }
+  }
+  return rings;
+}
+
+export class Execution {
+  readonly tasks: readonly DeployedTask[];
+  readonly done: Promise<ExecutionOutcome>;
+  readonly #pool: Piscina;
+  readonly #ports: MessagePort[] = [];
+  readonly #abort = new AbortController();
+  #settle!: (o: ExecutionOutcome) => void;
+  #settled = false;
+  /** Tasks that reported `failed` before their run() rejected: better error details. */
+  readonly #failureEvents = new Map<string, Extract<TaskEvent, { kind: 'failed' }>>();
+
+  constructor(
+    readonly plan: ExecutionPlan,
+    readonly options: ExecutionOptions,
+    onEvent: TaskEventListener,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
+    const rings = allocateRings(plan, options.ringBytes);
+    const doorbells = new Map<string, SharedArrayBuffer>();
+    for (const v of plan.vertices) {
+      for (let s = 0; s < v.parallelism; s++) doorbells.set(taskKey({ vertexId: v.vertexId, subtaskIndex: s }), Doorbell.allocate());
+    }
+    const total = doorbells.size;
+    this.#pool = new Piscina({
+      filename: new URL('../worker/task-entry.js', import.meta.url).href,
+      minThreads: total,
+      maxThreads: total,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 1000,
+      atomics: 'disabled',
+      resourceLimits: options.resourceLimits,
+    });
+
+    const tasks: DeployedTask[] = [];
+    const runs: Promise<void>[] = [];
+    const metrics = new Map<string, readonly OperatorMetrics[]>();
+    for (const vertex of plan.vertices) {
+      for (let s = 0; s < vertex.parallelism; s++) {
+        const id: TaskId = { vertexId: vertex.vertexId, subtaskIndex: s };
+        const key = taskKey(id);
+        const control = new MessageChannel();
+        const events = new MessageChannel();
+        this.#ports.push(control.port1, events.port1);
+        const task: DeployedTask = {
+          id,
+          key,
+          vertex,
+          label: formatTaskId(id, vertex.name, vertex.parallelism),
+          control: Comlink.wrap<TaskControl>(nodeEndpoint(control.port1)),
+          isSource: vertex.operators[0].spec.kind === 'source',
+        };
+        tasks.push(task);
+        events.port1.on('message', (ev: TaskEvent) => {
+          if (ev.kind === 'failed') this.#failureEvents.set(key, ev);
+          onEvent(task, ev);
+        });
+        const deployment: TaskDeployment = {
+          jobModule: options.jobModule,
+          args: options.args,
+          parallelism: options.parallelism,
+          maxParallelism: options.maxParallelism,
+          vertexId: vertex.vertexId,
+          subtaskIndex: s,
+          attempt: options.attempt,
+          inputs: this.#inputsOf(vertex, s, rings),
+          outputs: this.#outputsOf(vertex, s, rings, doorbells),
+          doorbell: doorbells.get(key)!,
+          controlPort: control.port2,
+          eventPort: events.port2,
+          checkpointing: options.checkpointing,
+          restore: options.restore?.get(key) ?? null,
+          channelOptions: { batchRecords: options.batchRecords, batchBytes: options.batchBytes },
+        };
+        runs.push(
+          this.#pool
+            .run(deployment, { transferList: [control.port2, events.port2] as any, signal: this.#abort.signal })
+            .then(
+              (r: TaskResult) => {
+                if (r.state === 'failed') this.#fail(task, r.failure, undefined);
+                else metrics.set(key, r.metrics);
+              },
+              (e: unknown) => this.#fail(task, undefined, e),
+            ),
+        );
+      }
+    }
+    this.tasks = tasks;
+    void Promise.all(runs).then(() => {
+      if (!this.#settled) this.#finish({ state: 'finished', metrics });
+    });
+  }
+
+  #inputsOf(vertex: JobVertex, subtask: number, rings: Map<string, SharedArrayBuffer>): InputChannelDeployment[] {
+    const inputs: InputChannelDeployment[] = [];
+    for (const edgeId of vertex.inputEdges) {
+      const edge = this.plan.edges.find((e) => e.edgeId === edgeId)!;
+      for (const ch of channelsOfEdge(this.plan, edge)) {
+        if (ch.consumerSubtask !== subtask) continue;
+        inputs.push({
+          edgeId,
+          producerSubtask: ch.producerSubtask,
+          inputIndex: edge.inputIndex,
+          ring: rings.get(`${edgeId}:${ch.producerSubtask}:${ch.consumerSubtask}`)!,
+        });
+      }
+    }
+    return inputs;
+  }
+
+  #outputsOf(
+    vertex: JobVertex,
+    subtask: number,
+    rings: Map<string, SharedArrayBuffer>,
+    doorbells: Map<string, SharedArrayBuffer>,
+  ): OutputEdgeDeployment[] {
+    const outputs: OutputEdgeDeployment[] = [];
+    for (const edgeId of vertex.outputEdges) {
+      const edge = this.plan.edges.find((e) => e.edgeId === edgeId)!;
+      const chans = channelsOfEdge(this.plan, edge)
+        .filter((c) => c.producerSubtask === subtask)
+        .sort((a, b) => a.consumerSubtask - b.consumerSubtask);
+      outputs.push({
+        edgeId,
+        rings: chans.map((c) => rings.get(`${edgeId}:${c.producerSubtask}:${c.consumerSubtask}`)!),
+        doorbells: chans.map((c) => doorbells.get(taskKey({ vertexId: edge.targetVertexId, subtaskIndex: c.consumerSubtask }))!),
+      });
+    }
+    return outputs;
+  }
+
+  /** The first failure fails the execution; later ones (torn-down peers) are consequences. */
+  #fail(task: DeployedTask, reported: { operator?: string; message: string; stack?: string } | undefined, raw: unknown): void {
+    if (this.#settled) return;
+    const detail = reported ?? this.#failureEvents.get(task.key) ?? describeRaw(raw);
+    const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, { cause: raw });
+    this.#finish({ state: 'failed', error });
+  }
+
+  #finish(outcome: ExecutionOutcome): void {
+    this.#settled = true;
+    void this.#teardown().then(() => this.#settle(outcome));
+  }
+
+  /** Cancels every task and releases every thread and port. */
+  async cancel(): Promise<void> {
+    if (this.#settled) return this.done.then(() => undefined);
+    this.#settled = true;
+    await this.#teardown();
+    this.#settle({ state: 'cancelled' });
+  }
+
+  async #teardown(): Promise<void> {
+    this.#abort.abort();
+    for (const t of this.tasks) t.control[Comlink.releaseProxy]();
+    for (const p of this.#ports) p.close();
+    await this.#pool.destroy();
+  }
+}
+
+function describeRaw(e: unknown): { operator?: string; message: string; stack?: string } {
+  if (e instanceof Error) return { message: e.message, stack: e.stack };
+  return { message: String(e) };
+}

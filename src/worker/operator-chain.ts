@@ -1,0 +1,147 @@
+/**
+ * Builds the operators of one task from its {@link JobVertex}: chained operators call each
+ * other directly; operators with network edges write to the task's record writers. Outputs are
+ * wired back to front, so every operator's output exists when it is constructed.
+ */
+
+import type { RuntimeContext } from '../api/functions.js';
+import type { SinkContext, SourceContext } from '../api/source.js';
+import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
+import type { OperatorSpec } from '../graph/stream-graph.js';
+import { assertNever } from '../channels/frame.js';
+import { CoProcessOperator } from './operators/co-process-operator.js';
+import type { KeyedBackend } from './operators/keyed-backend.js';
+import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-operators.js';
+import { FilterOperator, FlatMapOperator, MapOperator } from './operators/one-input-operators.js';
+import { SinkOperator } from './operators/sink-operator.js';
+import { SourceOperator } from './operators/source-operator.js';
+import { CountingOutput, type Output, type StreamOperator } from './operators/stream-operator.js';
+
+export interface ChainEnvironment {
+  readonly subtaskIndex: number;
+  readonly parallelism: number;
+  readonly attempt: number;
+  /** Network outputs by edge id (record writers with their partitioners). */
+  readonly networkOutputs: ReadonlyMap<number, Output>;
+  createKeyedBackend(uid: string, operatorName: string): KeyedBackend;
+  /** Restored operator-state entries for `uid`, or undefined on a fresh start. */
+  restoredOperatorState(uid: string): readonly unknown[] | undefined;
+  sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;
+}
+
+class FanOutput implements Output {
+  constructor(readonly targets: readonly Output[]) {}
+  collect(value: unknown): void {
+    for (const t of this.targets) t.collect(value);
+  }
+}
+
+export class OperatorChain {
+  /** Topological order: `operators[0]` is the head. */
+  readonly operators: readonly StreamOperator[];
+  readonly outputs: readonly CountingOutput[];
+  readonly head: StreamOperator;
+
+  constructor(
+    readonly vertex: JobVertex,
+    env: ChainEnvironment,
+  ) {
+    const byNode = new Map<number, StreamOperator>();
+    const counters = new Map<number, CountingOutput>();
+    for (let i = vertex.operators.length - 1; i >= 0; i--) {
+      const op = vertex.operators[i];
+      const targets: Output[] = [];
+      for (const nodeId of op.chainedOutputs) {
+        const next = byNode.get(nodeId);
+        if (!next) throw new Error(`chain of ${vertex.name}: operator ${nodeId} is not built yet`);
+        targets.push({ collect: (v) => next.processElement(v, 0) });
+      }
+      for (const edgeId of op.outputEdges) {
+        const w = env.networkOutputs.get(edgeId);
+        if (!w) throw new Error(`chain of ${vertex.name}: no network output for edge ${edgeId}`);
+        targets.push(w);
+      }
+      const out = new CountingOutput(targets.length === 1 ? targets[0] : new FanOutput(targets));
+      counters.set(op.nodeId, out);
+      const ctx: RuntimeContext = {
+        subtaskIndex: env.subtaskIndex,
+        parallelism: env.parallelism,
+        attempt: env.attempt,
+        operatorName: op.name,
+      };
+      byNode.set(op.nodeId, createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env));
+    }
+    this.operators = vertex.operators.map((o) => byNode.get(o.nodeId)!);
+    this.outputs = vertex.operators.map((o) => counters.get(o.nodeId)!);
+    this.head = this.operators[0];
+  }
+}
+
+function createOperator(
+  nodeId: number,
+  name: string,
+  uid: string,
+  spec: OperatorSpec,
+  ctx: RuntimeContext,
+  out: Output,
+  env: ChainEnvironment,
+): StreamOperator {
+  switch (spec.kind) {
+    case 'source': {
+      const sourceCtx: SourceContext = { ...ctx, restoredState: env.restoredOperatorState(uid) };
+      return new SourceOperator(nodeId, name, uid, ctx, out, spec.source.createReader(sourceCtx));
+    }
+    case 'map':
+      return new MapOperator(nodeId, name, uid, ctx, out, spec.fn);
+    case 'filter':
+      return new FilterOperator(nodeId, name, uid, ctx, out, spec.fn);
+    case 'flat-map':
+    case 'process':
+      return new FlatMapOperator(nodeId, name, uid, ctx, out, spec.fn);
+    case 'keyed-process':
+      return new KeyedProcessOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec.fn,
+        spec.keySelector,
+      );
+    case 'keyed-reduce':
+      return new KeyedReduceOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec.fn,
+        spec.keySelector,
+      );
+    case 'co-process':
+      return new CoProcessOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        spec.fn,
+        spec.keySelectors ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors } : undefined,
+      );
+    case 'sink': {
+      const restored = env.restoredOperatorState(uid);
+      return new SinkOperator(nodeId, name, uid, ctx, spec.sink.createWriter(env.sinkContext(ctx, restored)));
+    }
+    default:
+      return assertNever(spec, 'operator kind');
+  }
+}
+
+/** Plan lookup shared by the worker and the scheduler. */
+export function findVertex(plan: ExecutionPlan, vertexId: number): JobVertex {
+  const v = plan.vertices.find((x) => x.vertexId === vertexId);
+  if (!v) throw new Error(`plan has no vertex ${vertexId}`);
+  return v;
+}

@@ -1,0 +1,19 @@
+/**
+ * What keyed operators need from a keyed state backend. The heap and lmdb backends (src/state)
+ * are adapted to this in `create-keyed-backend.ts`, so operators don't depend on a backend.
+ */
+
+import type { KeyedStateStore } from '../../api/functions.js';
+import type { KeyedStateSnapshot } from './stream-operator.js';
+
+export interface KeyedBackend {
+  /** Scopes every state handle to `key`; computes its key group once. */
+  setCurrentKey(key: unknown): void;
+  readonly currentKey: unknown;
+  /** Handles scoped to the current key. */
+  readonly store: KeyedStateStore;
+  /** Synchronous part of a snapshot: O(1) or O(changed keys). */
+  snapshot(checkpointId: number): KeyedStateSnapshot;
+  notifyCheckpointComplete?(checkpointId: number): void;
+  dispose(): void;
+}

@@ -1,0 +1,92 @@
+/**
+ * The operator contract inside a task. Operators of one chain call each other directly through
+ * {@link Output}s; the last ones in a chain write to network outputs. All methods run on the
+ * task thread; none may block.
+ */
+
+import type { RuntimeContext } from '../../api/functions.js';
+
+export interface Output {
+  collect(value: unknown): void;
+}
+
+/** Counts what an operator emits; wraps the real output only once, at chain build time. */
+export class CountingOutput implements Output {
+  count = 0;
+  constructor(readonly target: Output) {}
+  collect(value: unknown): void {
+    this.count++;
+    this.target.collect(value);
+  }
+}
+
+/** Operator snapshot, synchronous part: small operator-state entries plus keyed state, if any. */
+export interface OperatorSnapshot {
+  /** Operator (non-keyed) state entries: source positions, sink transactions. */
+  readonly operatorState: readonly unknown[];
+  /** Keyed-state snapshot to persist asynchronously; `undefined` for operators without keyed state. */
+  readonly keyedState: KeyedStateSnapshot | undefined;
+}
+
+/** A consistent, immutable view of keyed state taken at the barrier, persisted later. */
+export interface KeyedStateSnapshot {
+  /** Serializes the view into per-key-group chunks (async part). */
+  serialize(): Promise<readonly { name: string; keyGroup?: number; bytes: Uint8Array }[]>;
+  /** Lets copy-on-write stop preserving this view. */
+  release(): void;
+}
+
+export interface StreamOperator {
+  readonly nodeId: number;
+  readonly name: string;
+  readonly uid: string;
+  recordsIn: number;
+  open(): void;
+  processElement(value: unknown, inputIndex: 0 | 1): void;
+  /** All inputs ended: emit what is buffered (a sink flushes). */
+  finish(): void;
+  snapshotState(checkpointId: number): OperatorSnapshot;
+  notifyCheckpointComplete(checkpointId: number): void;
+  notifyCheckpointAborted(checkpointId: number): void;
+  close(): void;
+}
+
+/** The base most operators extend: no state, no-op lifecycle. */
+export abstract class AbstractStreamOperator implements StreamOperator {
+  recordsIn = 0;
+  constructor(
+    readonly nodeId: number,
+    readonly name: string,
+    readonly uid: string,
+    protected readonly ctx: RuntimeContext,
+    protected readonly out: Output,
+  ) {}
+  open(): void {}
+  abstract processElement(value: unknown, inputIndex: 0 | 1): void;
+  finish(): void {}
+  snapshotState(_checkpointId: number): OperatorSnapshot {
+    return { operatorState: [], keyedState: undefined };
+  }
+  notifyCheckpointComplete(_checkpointId: number): void {}
+  notifyCheckpointAborted(_checkpointId: number): void {}
+  close(): void {}
+}
+
+/**
+ * Thrown out of an operator when user code throws, naming the operator. Chained operators call
+ * each other, so an error from a downstream operator passes through upstream ones unchanged.
+ */
+export class UserCodeError extends Error {
+  constructor(
+    readonly operator: string,
+    readonly original: unknown,
+  ) {
+    super(original instanceof Error ? original.message : String(original), { cause: original });
+    this.name = 'UserCodeError';
+  }
+}
+
+/** Wraps `e` unless it already names an operator. */
+export function userCodeError(operator: string, e: unknown): UserCodeError {
+  return e instanceof UserCodeError ? e : new UserCodeError(operator, e);
+}

@@ -1,0 +1,54 @@
+/**
+ * The task side of checkpoint storage: opens the job's checkpoint directory in this worker and
+ * writes a snapshot's chunks. Operator state (positions, transactions) goes as one msgpack chunk
+ * per operator, named {@link OPERATOR_STATE_CHUNK}; keyed state as the backend's per-key-group
+ * chunks.
+ */
+
+import { Packr } from 'msgpackr';
+import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import type { TaskDeployment } from './task-deployment.js';
+
+/** Chunk name of an operator's operator-state entries. */
+export const OPERATOR_STATE_CHUNK = 'operator-state';
+
+export interface KeyedChunk {
+  readonly name: string;
+  readonly keyGroup?: number;
+  readonly bytes: Uint8Array;
+}
+
+export interface TaskSnapshotStorage {
+  writeOperatorChunks(
+    checkpointId: number,
+    operatorUid: string,
+    operatorState: readonly unknown[],
+    keyedChunks: readonly KeyedChunk[],
+  ): Promise<{ handles: ChunkHandle[]; bytes: number }>;
+  readChunk(handle: ChunkHandle): Uint8Array;
+  close(): Promise<void>;
+}
+
+/** One codec for operator-state chunks, used by tasks (write) and the restore planner (read). */
+export function operatorStatePackr(): Packr {
+  return new Packr({ useRecords: false, moreTypes: true });
+}
+
+export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapshotStorage> {
+  const storage = CheckpointStorage.open(d.checkpointing!.dir);
+  const packr = operatorStatePackr();
+  return {
+    async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
+      const chunks: KeyedChunk[] = [...keyedChunks];
+      if (operatorState.length > 0) chunks.push({ name: OPERATOR_STATE_CHUNK, bytes: packr.pack(operatorState) });
+      if (chunks.length === 0) return { handles: [], bytes: 0 };
+      const handles = await storage.writeChunks(checkpointId, { operatorUid, subtaskIndex: d.subtaskIndex }, chunks);
+      let bytes = 0;
+      for (const c of chunks) bytes += c.bytes.byteLength;
+      return { handles, bytes };
+    },
+    readChunk: (handle) => storage.readChunk(handle),
+    close: () => storage.close(),
+  };
+}

@@ -1,0 +1,460 @@
+/**
+ * One subtask's run loop: reads frames from its {@link InputGate} (or polls its source), pushes
+ * records through its {@link OperatorChain}, routes barriers to its barrier handler, takes
+ * snapshots, and reacts to control calls from the main thread.
+ *
+ * The loop is asynchronous on purpose: control calls arrive as MessagePort messages, which a
+ * thread blocked in `Atomics.wait` or a busy loop would never see. The loop therefore parks
+ * with `Atomics.waitAsync` (through the gate) or a wakeable timer (sources), and yields to the
+ * event loop every {@link YIELD_EVERY_MS} while busy. Every control call only enqueues a command
+ * and wakes the loop; the loop executes commands between frames, so a snapshot never runs in
+ * the middle of a record.
+ *
+ * End of input (see docs/architecture.md, "Bounded jobs"): a task whose inputs have all ended
+ * (or whose source ended) finishes its operators, emits EndOfPartition, and reports
+ * `input-ended`. Without checkpointing it then exits. With checkpointing it stays alive,
+ * quiescent, until the coordinator's final checkpoint (triggered directly on every task) has
+ * completed, so two-phase-commit sinks commit their last transaction; then it exits.
+ *
+ * This file is long because the loop, its control commands and the snapshot path share the
+ * task's state; each piece is small.
+ */
+
+import type { MessagePort } from 'node:worker_threads';
+import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
+import { assertNever } from '../channels/frame.js';
+import type { CheckpointFailureReason } from '../errors.js';
+import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
+import type { OperatorChain } from './operator-chain.js';
+import { SourceOperator } from './operators/source-operator.js';
+import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
+import type {
+  OperatorMetrics,
+  TaskCheckpointConfig,
+  TaskControl,
+  TaskEvent,
+} from './task-deployment.js';
+import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import type { TaskSnapshotStorage } from './snapshot-storage.js';
+import { Wakeup } from './wakeup.js';
+
+/** Longest stretch of busy processing between two yields to the event loop (control latency). */
+export const YIELD_EVERY_MS = 2;
+/** Records a source emits per poll. */
+export const SOURCE_BATCH = 256;
+
+/** What the task needs from its input gate (src/channels). */
+export interface TaskInputGate {
+  pollNext(): { readonly channelIndex: number; readonly frame: Frame } | null;
+  block(channelIndex: number): void;
+  unblock(channelIndex: number): void;
+  readonly allEnded: boolean;
+  waitAsync(): Promise<void>;
+  wake(): void;
+  close(): void;
+}
+
+/** What the task needs from each output channel (src/channels). */
+export interface TaskOutputChannel {
+  writeControl(frame: ControlFrame): void;
+  /** Publishes what is batched; true when nothing is left pending. */
+  flush(): boolean;
+  readonly backlogged: boolean;
+  waitForCapacity(): Promise<void>;
+  close(): void;
+}
+
+/** Routes control frames to the aligning or tracking handler (src/worker/barrier). */
+export interface TaskBarrierHandler {
+  onBarrier(channelIndex: number, barrier: CheckpointBarrier): void;
+  onCancelMarker(channelIndex: number, checkpointId: number): void;
+  onEndOfPartition(channelIndex: number): void;
+}
+
+type Command =
+  | { kind: 'trigger'; checkpointId: number; timestamp: number; checkpointType: CheckpointType }
+  | { kind: 'complete'; checkpointId: number }
+  | { kind: 'aborted'; checkpointId: number }
+  | { kind: 'cancel' };
+
+export interface StreamTaskOptions {
+  readonly name: string;
+  readonly chain: OperatorChain;
+  /** Null for source tasks. `inputIndexOf[channel]` maps a gate channel to the head's input. */
+  readonly gate: TaskInputGate | null;
+  readonly inputIndexOf: readonly (0 | 1)[];
+  readonly outputs: readonly TaskOutputChannel[];
+  readonly checkpointing: TaskCheckpointConfig | null;
+  /** Builds the barrier handler once the task can act on its decisions. */
+  readonly createBarrierHandler: ((task: BarrierHandlerActions) => TaskBarrierHandler) | null;
+  readonly storage: TaskSnapshotStorage | null;
+  readonly eventPort: MessagePort;
+}
+
+export class TaskCancelledError extends Error {
+  constructor() {
+    super('task cancelled');
+    this.name = 'TaskCancelledError';
+  }
+}
+
+export class StreamTask implements BarrierHandlerActions {
+  readonly #o: StreamTaskOptions;
+  readonly #commands: Command[] = [];
+  readonly #wakeup = new Wakeup();
+  readonly #barrierHandler: TaskBarrierHandler | null;
+  readonly #source: SourceOperator | null;
+  #cancelled = false;
+  #inputEnded = false;
+  /** Highest checkpoint id whose completion was notified. */
+  #lastCompleted = -1;
+  /** Id of the checkpoint taken directly after end of input (the final one), once taken. */
+  #finalCheckpointId: number | null = null;
+  /** Async snapshot parts still running; the task waits for them before it exits. */
+  readonly #asyncParts = new Set<Promise<void>>();
+
+  constructor(options: StreamTaskOptions) {
+    this.#o = options;
+    this.#source = options.chain.head instanceof SourceOperator ? options.chain.head : null;
+    this.#barrierHandler = options.createBarrierHandler?.(this) ?? null;
+  }
+
+  /** Control calls, exposed to the main thread over comlink. Each only enqueues and wakes. */
+  readonly control: TaskControl = {
+    triggerCheckpoint: (checkpointId, timestamp, checkpointType) =>
+      this.#enqueue({ kind: 'trigger', checkpointId, timestamp, checkpointType }),
+    notifyCheckpointComplete: (checkpointId) => this.#enqueue({ kind: 'complete', checkpointId }),
+    notifyCheckpointAborted: (checkpointId) => this.#enqueue({ kind: 'aborted', checkpointId }),
+    cancel: () => this.#enqueue({ kind: 'cancel' }),
+  };
+
+  #enqueue(c: Command): void {
+    this.#commands.push(c);
+    this.#wakeup.wake();
+    this.#o.gate?.wake();
+  }
+
+  #emit(event: TaskEvent): void {
+    this.#o.eventPort.postMessage(event);
+  }
+
+  async run(): Promise<readonly OperatorMetrics[]> {
+    const { chain } = this.#o;
+    for (const op of chain.operators) op.open();
+    try {
+      if (this.#source) await this.#runSource(this.#source);
+      else await this.#runInputs();
+      await this.#endOfInput();
+      if (this.#o.checkpointing) await this.#awaitFinalCommit();
+      await Promise.all(this.#asyncParts);
+    } finally {
+      for (const op of chain.operators) {
+        try {
+          op.close();
+        } catch (e) {
+          // close() failures must not hide the original failure; they are reported as a warning.
+          console.warn(`weir: ${this.#o.name}: closing ${op.name} failed:`, e);
+        }
+      }
+      this.#o.gate?.close();
+    }
+    const metrics = chain.operators.map((op, i) => ({
+      nodeId: op.nodeId,
+      name: op.name,
+      recordsIn: op.recordsIn,
+      recordsOut: chain.outputs[i].count,
+    }));
+    this.#emit({ kind: 'finished', metrics });
+    return metrics;
+  }
+
+  // ---------------------------------------------------------------- main loops
+
+  async #runSource(source: SourceOperator): Promise<void> {
+    let lastYield = performance.now();
+    for (;;) {
+      this.#drainCommands();
+      const r = source.poll(SOURCE_BATCH);
+      if (r.state === 'end') return;
+      if (r.state === 'idle') {
+        this.#flushOutputs();
+        await this.#wakeup.sleep(r.ms);
+        lastYield = performance.now();
+        continue;
+      }
+      if (this.#anyBacklogged()) await this.#awaitCapacity();
+      const now = performance.now();
+      if (now - lastYield >= YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
+    }
+  }
+
+  async #runInputs(): Promise<void> {
+    const gate = this.#o.gate!;
+    const head = this.#o.chain.head;
+    const inputIndexOf = this.#o.inputIndexOf;
+    let lastYield = performance.now();
+    for (;;) {
+      this.#drainCommands();
+      const next = gate.pollNext();
+      if (next === null) {
+        if (gate.allEnded) return;
+        // Idle: publish partial batches so latency stays low without a timer.
+        this.#flushOutputs();
+        if (this.#anyBacklogged()) await this.#awaitCapacity();
+        else await gate.waitAsync();
+        lastYield = performance.now();
+        continue;
+      }
+      const { channelIndex, frame } = next;
+      switch (frame.kind) {
+        case 'records': {
+          const input = inputIndexOf[channelIndex];
+          const records = frame.records;
+          for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+          break;
+        }
+        case 'barrier':
+          if (this.#barrierHandler) this.#barrierHandler.onBarrier(channelIndex, frame);
+          else this.#forward(frame); // not checkpointing here: pass barriers through untouched
+          break;
+        case 'cancel-checkpoint':
+          if (this.#barrierHandler) this.#barrierHandler.onCancelMarker(channelIndex, frame.checkpointId);
+          else this.#forward(frame);
+          break;
+        case 'watermark':
+          // Event time arrives with the Windows issue; until then watermarks are not generated.
+          break;
+        case 'end-of-partition':
+          this.#barrierHandler?.onEndOfPartition(channelIndex);
+          break;
+        default:
+          assertNever(frame, 'frame');
+      }
+      if (this.#anyBacklogged()) await this.#awaitCapacity();
+      const now = performance.now();
+      if (now - lastYield >= YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
+    }
+  }
+
+  async #endOfInput(): Promise<void> {
+    for (const op of this.#o.chain.operators) op.finish();
+    this.#inputEnded = true;
+    for (const w of this.#o.outputs) w.writeControl({ kind: 'end-of-partition' });
+    await this.#flushAll();
+  }
+
+  /** Quiescent after end of input: serve the final checkpoint, exit once it completed. */
+  async #awaitFinalCommit(): Promise<void> {
+    this.#emit({ kind: 'input-ended' });
+    for (;;) {
+      this.#drainCommands();
+      if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
+      await this.#wakeup.sleep(1000);
+    }
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  #drainCommands(): void {
+    while (this.#commands.length > 0) {
+      const c = this.#commands.shift()!;
+      switch (c.kind) {
+        case 'cancel':
+          this.#cancelled = true;
+          throw new TaskCancelledError();
+        case 'trigger':
+          this.#onTrigger(c.checkpointId, c.timestamp, c.checkpointType);
+          break;
+        case 'complete':
+          if (c.checkpointId > this.#lastCompleted) this.#lastCompleted = c.checkpointId;
+          for (const op of this.#o.chain.operators) op.notifyCheckpointComplete(c.checkpointId);
+          break;
+        case 'aborted':
+          for (const op of this.#o.chain.operators) op.notifyCheckpointAborted(c.checkpointId);
+          break;
+        default:
+          assertNever(c, 'command');
+      }
+    }
+  }
+
+  #onTrigger(checkpointId: number, timestamp: number, checkpointType: CheckpointType): void {
+    const barrier: CheckpointBarrier = {
+      kind: 'barrier',
+      checkpointId,
+      timestamp,
+      checkpointType,
+      unaligned: false,
+    };
+    if (this.#inputEnded) {
+      // The final checkpoint: every channel is drained, so there is nothing to align and no one
+      // to forward a barrier to.
+      this.#finalCheckpointId = checkpointId;
+      this.#performCheckpoint(barrier, 0, false);
+    } else if (this.#source) {
+      // Positions and barrier in one synchronous step: no record falls between them.
+      this.#performCheckpoint(barrier, 0, true);
+    } else {
+      this.#emit({
+        kind: 'decline',
+        checkpointId,
+        reason: 'declined',
+        message: 'a direct trigger reached a running non-source task',
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- barrier actions
+
+  blockChannel(channelIndex: number): void {
+    this.#o.gate!.block(channelIndex);
+  }
+
+  unblockChannel(channelIndex: number): void {
+    this.#o.gate!.unblock(channelIndex);
+  }
+
+  triggerCheckpoint(barrier: CheckpointBarrier, metrics: { alignmentDurationMs: number }): void {
+    this.#performCheckpoint(barrier, metrics.alignmentDurationMs, true);
+  }
+
+  abortCheckpoint(checkpointId: number, reason: CheckpointFailureReason, origin: AbortOrigin): void {
+    // An upstream abort was already declined by the task that decided it.
+    if (origin === 'this-task') {
+      this.#emit({ kind: 'decline', checkpointId, reason, message: `aborted by ${this.#o.name}` });
+    }
+    this.#forward({ kind: 'cancel-checkpoint', checkpointId });
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  /**
+   * Synchronous part: snapshot every operator, then forward the barrier. Asynchronous part:
+   * persist keyed state while the loop goes on, then acknowledge (or decline on failure).
+   */
+  #performCheckpoint(barrier: CheckpointBarrier, alignmentDurationMs: number, forward: boolean): void {
+    const t0 = performance.now();
+    const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
+    for (const op of this.#o.chain.operators) snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
+    if (forward) this.#forward(barrier);
+    const syncDurationMs = performance.now() - t0;
+    const part = this.#persist(barrier.checkpointId, snapshots, alignmentDurationMs, syncDurationMs);
+    this.#asyncParts.add(part);
+    void part.finally(() => this.#asyncParts.delete(part));
+  }
+
+  async #persist(
+    checkpointId: number,
+    snapshots: readonly { uid: string; snapshot: OperatorSnapshot }[],
+    alignmentDurationMs: number,
+    syncDurationMs: number,
+  ): Promise<void> {
+    const t0 = performance.now();
+    const operators: { operatorUid: string; chunks: ChunkHandle[] }[] = [];
+    let bytes = 0;
+    try {
+      const storage = this.#o.storage;
+      if (!storage) throw new Error('checkpoint storage is not open in this task');
+      for (const { uid, snapshot } of snapshots) {
+        const keyed = snapshot.keyedState;
+        try {
+          const keyedChunks = keyed ? await keyed.serialize() : [];
+          if (snapshot.operatorState.length === 0 && keyedChunks.length === 0) continue;
+          const written = await storage.writeOperatorChunks(checkpointId, uid, snapshot.operatorState, keyedChunks);
+          operators.push({ operatorUid: uid, chunks: written.handles });
+          bytes += written.bytes;
+        } finally {
+          keyed?.release();
+        }
+      }
+    } catch (e) {
+      // A failed async part declines this checkpoint; the job runs on.
+      this.#emit({
+        kind: 'decline',
+        checkpointId,
+        reason: 'async-snapshot-failed',
+        message: e instanceof Error ? e.message : String(e),
+      });
+      return;
+    }
+    this.#emit({
+      kind: 'acknowledge',
+      checkpointId,
+      state: { operators },
+      metrics: { alignmentDurationMs, syncDurationMs, asyncDurationMs: performance.now() - t0, bytes },
+    });
+  }
+
+  // ---------------------------------------------------------------- outputs
+
+  #forward(frame: ControlFrame): void {
+    for (const w of this.#o.outputs) w.writeControl(frame);
+  }
+
+  #flushOutputs(): void {
+    for (const w of this.#o.outputs) w.flush();
+  }
+
+  #anyBacklogged(): boolean {
+    for (const w of this.#o.outputs) if (w.backlogged) return true;
+    return false;
+  }
+
+  /** Waits until no output is backlogged, still serving control commands (cancel). */
+  async #awaitCapacity(): Promise<void> {
+    for (const w of this.#o.outputs) {
+      while (w.backlogged) {
+        this.#drainCommandsWhileBlocked();
+        await w.waitForCapacity();
+      }
+    }
+  }
+
+  /** While blocked on backpressure only cancel is served; other commands wait for the loop. */
+  #drainCommandsWhileBlocked(): void {
+    if (this.#commands.some((c) => c.kind === 'cancel')) {
+      this.#cancelled = true;
+      throw new TaskCancelledError();
+    }
+  }
+
+  async #flushAll(): Promise<void> {
+    for (const w of this.#o.outputs) {
+      while (!w.flush()) {
+        this.#drainCommandsWhileBlocked();
+        await w.waitForCapacity();
+      }
+    }
+  }
+
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+}
+
+/** Lets queued MessagePort messages (control calls) run. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export function describeFailure(e: unknown): { operator: string | undefined; message: string; stack: string | undefined } {
+  if (e instanceof UserCodeError) {
+    const orig = e.original;
+    return {
+      operator: e.operator,
+      message: orig instanceof Error ? `${orig.name}: ${orig.message}` : String(orig),
+      stack: orig instanceof Error ? orig.stack : undefined,
+    };
+  }
+  return {
+    operator: undefined,
+    message: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    stack: e instanceof Error ? e.stack : undefined,
+  };
+}

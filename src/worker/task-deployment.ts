@@ -1,0 +1,125 @@
+/**
+ * What the main thread hands a worker to run one subtask, and the events the task reports back.
+ * Everything here crosses a thread boundary by structured clone: no functions. SharedArrayBuffers
+ * are shared, MessagePorts are transferred.
+ */
+
+import type { MessagePort } from 'node:worker_threads';
+import type { CheckpointingMode } from '../api/source.js';
+import type { CheckpointType } from '../channels/frame.js';
+import type { CheckpointFailureReason } from '../errors.js';
+import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+
+export interface InputChannelDeployment {
+  readonly edgeId: number;
+  readonly producerSubtask: number;
+  readonly inputIndex: 0 | 1;
+  readonly ring: SharedArrayBuffer;
+}
+
+export interface OutputEdgeDeployment {
+  readonly edgeId: number;
+  /** Indexed by consumer subtask; a forward edge has exactly one entry, at index 0. */
+  readonly rings: readonly SharedArrayBuffer[];
+  /** The doorbell of each consumer task, in the same order as `rings`. */
+  readonly doorbells: readonly SharedArrayBuffer[];
+}
+
+export interface TaskCheckpointConfig {
+  readonly mode: Exclude<CheckpointingMode, 'none'>;
+  readonly dir: string;
+  readonly incremental: boolean;
+  readonly stateBackend: 'heap' | 'lmdb';
+}
+
+/** State handed to a task on restore, already redistributed to this subtask. */
+export interface TaskRestoreState {
+  readonly checkpointId: number;
+  /** operator uid → operator-state entries (source positions, sink transactions). */
+  readonly operatorState: Readonly<Record<string, readonly unknown[]>>;
+  /** operator uid → keyed-state chunks of the key groups this subtask owns, from every old subtask. */
+  readonly keyedState: Readonly<Record<string, readonly ChunkHandle[]>>;
+}
+
+export interface TaskDeployment {
+  readonly jobModule: string;
+  readonly args: Readonly<Record<string, string>>;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly vertexId: number;
+  readonly subtaskIndex: number;
+  readonly attempt: number;
+  readonly inputs: readonly InputChannelDeployment[];
+  readonly outputs: readonly OutputEdgeDeployment[];
+  readonly doorbell: SharedArrayBuffer;
+  /** Main → task control calls (comlink). */
+  readonly controlPort: MessagePort;
+  /** Task → main events ({@link TaskEvent}), in order. */
+  readonly eventPort: MessagePort;
+  readonly checkpointing: TaskCheckpointConfig | null;
+  readonly restore: TaskRestoreState | null;
+  /** Batch options; from job options. */
+  readonly channelOptions: { readonly batchRecords: number; readonly batchBytes: number };
+}
+
+export interface OperatorMetrics {
+  readonly nodeId: number;
+  readonly name: string;
+  readonly recordsIn: number;
+  readonly recordsOut: number;
+}
+
+export interface TaskCheckpointMetrics {
+  readonly alignmentDurationMs: number;
+  readonly syncDurationMs: number;
+  readonly asyncDurationMs: number;
+  readonly bytes: number;
+}
+
+/**
+ * What a task's snapshot consists of, as the coordinator stores it in checkpoint metadata: per
+ * operator, the handles of the chunks written to checkpoint storage (operator state as one chunk,
+ * keyed state as one chunk per key group).
+ */
+export interface TaskSnapshotHandles {
+  readonly operators: readonly { readonly operatorUid: string; readonly chunks: readonly ChunkHandle[] }[];
+}
+
+/** Task → main events. A closed union keyed on `kind`. */
+export type TaskEvent =
+  | {
+      readonly kind: 'deliver';
+      readonly sink: string;
+      readonly records: unknown[];
+      /** Committed transaction id (taken once by the client), or null for non-transactional output. */
+      readonly transactionId: string | null;
+    }
+  | {
+      readonly kind: 'acknowledge';
+      readonly checkpointId: number;
+      readonly state: TaskSnapshotHandles;
+      readonly metrics: TaskCheckpointMetrics;
+    }
+  | {
+      readonly kind: 'decline';
+      readonly checkpointId: number;
+      readonly reason: CheckpointFailureReason;
+      readonly message: string;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly operator: string | undefined;
+      readonly message: string;
+      readonly stack: string | undefined;
+    }
+  /** All inputs ended and operators finished; with checkpointing the task now awaits the final checkpoint. */
+  | { readonly kind: 'input-ended' }
+  | { readonly kind: 'finished'; readonly metrics: readonly OperatorMetrics[] };
+
+/** Main → task control calls, exposed by the task over comlink. */
+export interface TaskControl {
+  triggerCheckpoint(checkpointId: number, timestamp: number, checkpointType: CheckpointType): void;
+  notifyCheckpointComplete(checkpointId: number): void;
+  notifyCheckpointAborted(checkpointId: number): void;
+  cancel(): void;
+}

@@ -1,0 +1,103 @@
+/**
+ * The worker entry: piscina runs `default(deployment)` once per subtask. The worker imports the
+ * job module, builds the same graph and plan as the main thread, picks its vertex, wires its
+ * channels, exposes its control calls over comlink, and runs the task to the end.
+ *
+ * A failure inside the task resolves with `{ state: 'failed' }` carrying the operator and the
+ * original error, so the details travel in the same message as the result; only crashes that
+ * escape the task (process.exit, an uncaught asynchronous error) reject.
+ */
+
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { buildStreamGraph } from '../api/define-job.js';
+import type { RuntimeContext } from '../api/functions.js';
+import type { SinkContext } from '../api/source.js';
+import { buildExecutionPlan } from '../graph/build-execution-plan.js';
+import { formatTaskId } from '../graph/task-id.js';
+import { importJobModule } from './job-module.js';
+import { findVertex, OperatorChain } from './operator-chain.js';
+import { createBarrierHandler } from './barrier/create-barrier-handler.js';
+import { createKeyedBackendFactory } from './create-keyed-backend.js';
+import { describeFailure, StreamTask } from './stream-task.js';
+import { openTaskChannels } from './task-channels.js';
+import { openSnapshotStorage } from './snapshot-storage.js';
+import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
+
+export type TaskResult =
+  | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
+  | {
+      readonly state: 'failed';
+      readonly failure: { operator?: string; message: string; stack?: string };
+    };
+
+export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
+  const post = (e: TaskEvent) => d.eventPort.postMessage(e);
+  const disposers: (() => void | Promise<void>)[] = [];
+  try {
+    const def = await importJobModule(d.jobModule);
+    const graph = buildStreamGraph(def, d.args);
+    const plan = buildExecutionPlan(graph, { parallelism: d.parallelism, maxParallelism: d.maxParallelism });
+    const vertex = findVertex(plan, d.vertexId);
+    const name = formatTaskId({ vertexId: d.vertexId, subtaskIndex: d.subtaskIndex }, vertex.name, vertex.parallelism);
+
+    const channels = openTaskChannels(d, plan, vertex);
+    disposers.push(() => channels.close());
+    const storage = d.checkpointing ? await openSnapshotStorage(d) : null;
+    if (storage) disposers.push(() => storage.close());
+
+    const checkpointingMode = d.checkpointing?.mode ?? 'none';
+    const keyedBackends = createKeyedBackendFactory(d, plan, vertex, storage);
+    await keyedBackends.prepare();
+    const chain = new OperatorChain(vertex, {
+      subtaskIndex: d.subtaskIndex,
+      parallelism: vertex.parallelism,
+      attempt: d.attempt,
+      networkOutputs: channels.networkOutputs,
+      createKeyedBackend: keyedBackends.create,
+      restoredOperatorState: (uid) => (d.restore ? (d.restore.operatorState[uid] ?? []) : undefined),
+      sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
+        ...base,
+        checkpointingMode,
+        restoredState,
+        deliver: (sink, records, transactionId) =>
+          post({ kind: "deliver", sink, records, transactionId }),
+      }),
+    });
+    const task = new StreamTask({
+      name,
+      chain,
+      gate: channels.gate,
+      inputIndexOf: channels.inputIndexOf,
+      outputs: channels.outputs,
+      checkpointing: d.checkpointing,
+      createBarrierHandler: d.checkpointing && channels.gate
+        ? (actions) =>
+            createBarrierHandler(d.checkpointing!.mode, {
+              channelCount: channels.inputIndexOf.length,
+              actions,
+              clock: Date,
+            })
+        : null,
+      storage,
+      eventPort: d.eventPort,
+    });
+    Comlink.expose(task.control, nodeEndpoint(d.controlPort));
+    const metrics = await task.run();
+    return { state: 'finished', metrics };
+  } catch (e) {
+    const failure = describeFailure(e);
+    post({ kind: 'failed', ...failure });
+    return { state: 'failed', failure };
+  } finally {
+    for (const dispose of disposers.reverse()) {
+      try {
+        await dispose();
+      } catch (e) {
+        console.warn('weir: task cleanup failed:', e);
+      }
+    }
+    d.controlPort.close();
+    d.eventPort.close();
+  }
+}
