@@ -1,5 +1,24 @@
 // Public entry point of weir: re-exports only.
-export * from './errors.js';
-export type * from './api/functions.js';
-export type * from './api/source.js';
+
+export * from './api/index.js';
 export type { CheckpointBarrier, CheckpointType, Frame } from './channels/frame.js';
+export { sinks, sources } from './connectors/index.js';
+export {
+  type CompletedCheckpointStats,
+  JobClient,
+  type JobMetrics,
+  type JobResult,
+  type OperatorSummary,
+  runJob,
+  startJob,
+} from './coordinator/job-client.js';
+export type {
+  ChannelOptions,
+  CheckpointingOptions,
+  CheckpointMode,
+  JobOptions,
+  RestartStrategyOptions,
+} from './coordinator/job-options.js';
+export * from './errors.js';
+export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
+export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';

@@ -27,9 +27,84 @@ export interface ValueState<T> {
   clear(): void;
 }
 
-/** Keyed state handles, scoped to the current key. Completed by the State issue (list, map, ...). */
+/**
+ * Options of one named state. `ttlMs`: entries expire `ttlMs` after they were created or last
+ * written (Flink's `OnCreateAndWrite`); expired entries are never returned (`NeverReturnExpired`)
+ * and are removed lazily on access and when a snapshot is serialized. For list and map state the
+ * TTL applies to the whole list/map of a key, not to its elements.
+ */
+export interface StateOptions {
+  readonly ttlMs?: number;
+}
+
+/** Keyed ListState: a list per key. `get()` returns an empty array when the key has no list. */
+export interface ListState<T> extends Iterable<T> {
+  /** The list of the current key. The array is the stored one: mutating it mutates state. */
+  get(): T[];
+  add(value: T): void;
+  addAll(values: Iterable<T>): void;
+  /** Replaces the list; an empty iterable clears it. */
+  update(values: Iterable<T>): void;
+  clear(): void;
+}
+
+/** Keyed MapState: a map per key. A key's map that becomes empty is removed. */
+export interface MapState<K, V> {
+  get(key: K): V | undefined;
+  put(key: K, value: V): void;
+  putAll(entries: Iterable<readonly [K, V]>): void;
+  remove(key: K): void;
+  contains(key: K): boolean;
+  entries(): IterableIterator<[K, V]>;
+  keys(): IterableIterator<K>;
+  values(): IterableIterator<V>;
+  isEmpty(): boolean;
+  clear(): void;
+}
+
+/** Keyed ReducingState: values added are folded with the state's reduce function. */
+export interface ReducingState<T> {
+  add(value: T): void;
+  get(): T | undefined;
+  clear(): void;
+}
+
+/** Flink's AggregateFunction. `add` and `merge` may mutate and return the accumulator. */
+export interface AggregateFunction<IN, ACC, OUT> {
+  createAccumulator(): ACC;
+  add(value: IN, accumulator: ACC): ACC;
+  getResult(accumulator: ACC): OUT;
+  merge?(a: ACC, b: ACC): ACC;
+}
+
+/** Keyed AggregatingState: values added go into an accumulator; `get()` returns its result. */
+export interface AggregatingState<IN, OUT> {
+  add(value: IN): void;
+  get(): OUT | undefined;
+  clear(): void;
+}
+
+/**
+ * Keyed state handles, scoped to the current key. Handles are cached per name: asking for the
+ * same name on every record costs one map lookup. Asking for a name with another state kind
+ * throws a `StateAccessError`.
+ *
+ * Values are snapshotted as they were at the checkpoint barrier, even when user code mutates
+ * an object it read from state (see `src/state/heap-state-core.ts` for the rule and its cost).
+ * State values must be plain data that msgpack can encode (plain objects, arrays, primitives,
+ * bigints, Dates, byte arrays); class instances lose their prototype on restore.
+ */
 export interface KeyedStateStore {
   value<T>(name: string): ValueState<T>;
+  value<T>(name: string, options: StateOptions): ValueState<T>;
+  list<T>(name: string, options?: StateOptions): ListState<T>;
+  map<K, V>(name: string, options?: StateOptions): MapState<K, V>;
+  reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T>;
+  aggregating<IN, ACC, OUT>(
+    name: string,
+    aggregateFunction: AggregateFunction<IN, ACC, OUT>,
+    options?: StateOptions,
+  ): AggregatingState<IN, OUT>;
 }
 
 /** Context of functions on a keyed stream. */

@@ -1,9 +1,167 @@
 /** The `weir` command: argument parsing and dispatch to subcommands. */
+
+import { parseArgs } from 'node:util';
+import { describePlan } from '../graph/describe-plan.js';
+import { type JobResult, startJob } from '../coordinator/job-client.js';
+import type { JobOptions } from '../coordinator/job-options.js';
+import { WeirError } from '../errors.js';
+
+const USAGE = `usage:
+  weir run <job> [--parallelism N] [--max-parallelism N] [--arg key=value]...
+                 [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
+                 [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
+                 [--state-backend heap|lmdb] [--plan] [--json]
+  weir demo            the end-to-end demo (what \`npm start\` runs)
+  weir help`;
+
 export async function main(argv: readonly string[]): Promise<number> {
-  const [command] = argv;
+  const [command, ...rest] = argv;
   switch (command) {
-    default:
-      console.log('weir: stream processing for Node.js (work in progress; see README status)');
+    case 'run':
+      return runCommand(rest);
+    case 'demo':
+      return demoCommand();
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
       return 0;
+    default:
+      console.error(`weir: unknown command ${JSON.stringify(command)}\n${USAGE}`);
+      return 2;
   }
+}
+
+/** Parses `weir run` flags into job options; throws a usage error naming the flag. */
+export function parseRunArgs(args: readonly string[]): { job: string; options: JobOptions; json: boolean; plan: boolean } {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      parallelism: { type: 'string', short: 'p' },
+      'max-parallelism': { type: 'string' },
+      arg: { type: 'string', multiple: true },
+      'checkpoint-interval': { type: 'string' },
+      mode: { type: 'string' },
+      'checkpoint-dir': { type: 'string' },
+      restore: { type: 'string' },
+      'restart-attempts': { type: 'string' },
+      'state-backend': { type: 'string' },
+      unaligned: { type: 'boolean' },
+      json: { type: 'boolean' },
+      plan: { type: 'boolean' },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('weir run needs exactly one job module');
+  const num = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const jobArgs: Record<string, string> = {};
+  for (const kv of values.arg ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--arg must be key=value, got ${JSON.stringify(kv)}`);
+    jobArgs[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  const interval = num('checkpoint-interval', values['checkpoint-interval']);
+  const attempts = num('restart-attempts', values['restart-attempts']);
+  const wantsCheckpoints =
+    interval !== undefined || values.mode !== undefined || values['checkpoint-dir'] !== undefined || values.unaligned;
+  const options: JobOptions = {
+    parallelism: num('parallelism', values.parallelism),
+    maxParallelism: num('max-parallelism', values['max-parallelism']),
+    args: jobArgs,
+    stateBackend: values['state-backend'] as JobOptions['stateBackend'],
+    restoreFrom: values.restore,
+    checkpointing: wantsCheckpoints
+      ? {
+          interval: interval ?? 1000,
+          mode: values.mode as 'exactly-once' | 'at-least-once' | undefined,
+          dir: values['checkpoint-dir'],
+          unaligned: values.unaligned,
+        }
+      : undefined,
+    restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
+  };
+  return { job: positionals[0], options, json: values.json ?? false, plan: values.plan ?? false };
+}
+
+class UsageError extends Error {}
+
+async function runCommand(args: readonly string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseRunArgs>;
+  try {
+    parsed = parseRunArgs(args);
+  } catch (e) {
+    console.error(`weir run: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const started = Date.now();
+  try {
+    const client = await startJob(parsed.job, parsed.options);
+    if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
+    const result = await client.done;
+    if (parsed.json) console.log(JSON.stringify(jsonSummary(result)));
+    else printSummary(result, Date.now() - started);
+    return 0;
+  } catch (e) {
+    if (parsed.json) {
+      console.log(JSON.stringify({ status: 'failed', error: errorJson(e) }));
+    } else {
+      console.error(`weir run: ${e instanceof WeirError ? e.message : ((e as Error)?.stack ?? e)}`);
+      const cause = (e as { cause?: unknown }).cause;
+      if (cause instanceof Error) console.error(`caused by: ${cause.message}`);
+    }
+    return 1;
+  }
+}
+
+function errorJson(e: unknown): unknown {
+  if (!(e instanceof Error)) return { message: String(e) };
+  return {
+    name: e.name,
+    code: (e as { code?: string }).code,
+    message: e.message,
+    cause: e.cause === undefined ? undefined : errorJson(e.cause),
+  };
+}
+
+function jsonSummary(r: JobResult): unknown {
+  const sinks: Record<string, number> = {};
+  for (const [name, records] of Object.entries(r.sinks)) sinks[name] = records.length;
+  return {
+    status: r.status,
+    durationMs: Math.round(r.metrics.durationMs),
+    restarts: r.restarts,
+    checkpoints: r.checkpoints,
+    operators: r.metrics.operators,
+    sinkRecords: sinks,
+  };
+}
+
+function printSummary(r: JobResult, wallMs: number): void {
+  const rows = r.metrics.operators.map((o) => [o.name, String(o.parallelism), String(o.recordsIn), String(o.recordsOut)]);
+  const head = ['operator', 'parallelism', 'records in', 'records out'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(line(head));
+  for (const row of rows) console.log(line(row));
+  const sourceOut = r.metrics.operators
+    .filter((o) => r.plan.vertices.some((v) => v.vertexId === o.vertexId && v.operators[0].name === o.name && v.operators[0].spec.kind === 'source'))
+    .reduce((a, o) => a + o.recordsOut, 0);
+  const secs = r.metrics.durationMs / 1000;
+  console.log(
+    `\nfinished in ${(wallMs / 1000).toFixed(2)} s (job ${secs.toFixed(2)} s); ` +
+      `${sourceOut} source records, ${Math.round(sourceOut / secs).toLocaleString('en-US')} records/s; ` +
+      `restarts ${r.restarts}, checkpoints ${r.checkpoints.length}`,
+  );
+  for (const [name, records] of Object.entries(r.sinks)) console.log(`sink ${name}: ${records.length} records`);
+}
+
+async function demoCommand(): Promise<number> {
+  const { runDemo } = await import('./demo.js');
+  return runDemo();
 }

@@ -79,7 +79,6 @@ export class Execution {
   readonly done: Promise<ExecutionOutcome>;
   readonly #pool: Piscina;
   readonly #ports: MessagePort[] = [];
-  readonly #abort = new AbortController();
   #settle!: (o: ExecutionOutcome) => void;
   #settled = false;
   /** Tasks that reported `failed` before their run() rejected: better error details. */
@@ -109,6 +108,18 @@ export class Execution {
       resourceLimits: options.resourceLimits,
     });
 
+    // A worker error that piscina cannot attribute to a running task (e.g. an asynchronous throw
+    // in user code after its task returned) is emitted on the pool; unhandled, it would crash the
+    // embedding process. It fails the execution instead.
+    this.#pool.on('error', (e: unknown) => {
+      if (this.#settled) return;
+      const d = describeRaw(e);
+      this.#finish({
+        state: 'failed',
+        error: new TaskFailureError('unknown task (worker error outside a task)', undefined, d.message, d.stack, { cause: e }),
+      });
+    });
+
     const tasks: DeployedTask[] = [];
     const runs: Promise<void>[] = [];
     const metrics = new Map<string, readonly OperatorMetrics[]>();
@@ -128,9 +139,17 @@ export class Execution {
           isSource: vertex.operators[0].spec.kind === 'source',
         };
         tasks.push(task);
+        // The task's result travels on piscina's port, its events on this one: the two are not
+        // ordered. A task counts as finished only once its `finished` event arrived, so every
+        // event it sent before (deliveries, acknowledgements) has been handled.
+        let finishedEvent!: () => void;
+        const eventsDrained = new Promise<void>((resolve) => {
+          finishedEvent = resolve;
+        });
         events.port1.on('message', (ev: TaskEvent) => {
           if (ev.kind === 'failed') this.#failureEvents.set(key, ev);
           onEvent(task, ev);
+          if (ev.kind === 'finished') finishedEvent();
         });
         const deployment: TaskDeployment = {
           jobModule: options.jobModule,
@@ -151,11 +170,12 @@ export class Execution {
         };
         runs.push(
           this.#pool
-            .run(deployment, { transferList: [control.port2, events.port2] as any, signal: this.#abort.signal })
+            .run(deployment, { transferList: [control.port2, events.port2] as any })
             .then(
-              (r: TaskResult) => {
-                if (r.state === 'failed') this.#fail(task, r.failure, undefined);
-                else metrics.set(key, r.metrics);
+              async (r: TaskResult) => {
+                if (r.state === 'failed') return this.#fail(task, r.failure, undefined);
+                await eventsDrained;
+                metrics.set(key, r.metrics);
               },
               (e: unknown) => this.#fail(task, undefined, e),
             ),
@@ -228,7 +248,8 @@ export class Execution {
   }
 
   async #teardown(): Promise<void> {
-    this.#abort.abort();
+    // destroy() terminates every worker. No abort signal first: piscina replaces a worker whose
+    // task was aborted (to keep minThreads), and such a replacement can outlive destroy().
     for (const t of this.tasks) t.control[Comlink.releaseProxy]();
     for (const p of this.#ports) p.close();
     await this.#pool.destroy();

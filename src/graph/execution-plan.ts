@@ -46,7 +46,9 @@ export interface JobEdge {
 
 export interface ExecutionPlan {
   readonly maxParallelism: number;
+  /** Indexed by id: `vertices[i].vertexId === i`. Heads in topological order. */
   readonly vertices: readonly JobVertex[];
+  /** Indexed by id: `edges[i].edgeId === i`. */
   readonly edges: readonly JobEdge[];
 }
 

@@ -424,9 +424,14 @@ export class StreamTask implements BarrierHandlerActions {
     }
   }
 
+  /**
+   * Publishes everything pending. Only backlogged writers are touched: once EndOfPartition is
+   * published, the consumer may finish and close the channel, and a flush of a closed channel
+   * throws even when nothing is left to publish.
+   */
   async #flushAll(): Promise<void> {
     for (const w of this.#o.outputs) {
-      while (!w.flush()) {
+      while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
         await w.waitForCapacity();
       }

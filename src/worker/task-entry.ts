@@ -47,7 +47,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     if (storage) disposers.push(() => storage.close());
 
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
-    const keyedBackends = createKeyedBackendFactory(d, plan, vertex, storage);
+    const keyedBackends = createKeyedBackendFactory(d, vertex, storage);
     await keyedBackends.prepare();
     const chain = new OperatorChain(vertex, {
       subtaskIndex: d.subtaskIndex,
@@ -97,7 +97,8 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
         console.warn('weir: task cleanup failed:', e);
       }
     }
+    // The event port is left open: closing it here could drop events still in flight. The main
+    // thread closes its end when the execution is torn down, which closes both.
     d.controlPort.close();
-    d.eventPort.close();
   }
 }

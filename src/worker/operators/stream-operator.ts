@@ -5,6 +5,7 @@
  */
 
 import type { RuntimeContext } from '../../api/functions.js';
+import { KeyNotSerializableError } from '../../errors.js';
 
 export interface Output {
   collect(value: unknown): void;
@@ -88,5 +89,8 @@ export class UserCodeError extends Error {
 
 /** Wraps `e` unless it already names an operator. */
 export function userCodeError(operator: string, e: unknown): UserCodeError {
-  return e instanceof UserCodeError ? e : new UserCodeError(operator, e);
+  if (e instanceof UserCodeError) return e;
+  // A key error surfaces on the producing side (in the partitioner) but belongs to the keyed operator.
+  if (e instanceof KeyNotSerializableError) return new UserCodeError(e.operator, e);
+  return new UserCodeError(operator, e);
 }
