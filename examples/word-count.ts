@@ -16,6 +16,7 @@ export default defineJob((env, args) => {
   env
     .fromSource(sources.sequence({ from: 0, to: Number(args.lines ?? 100_000) }), 'lines')
     .map((i: number) => lineFor(i))
+    // biome-ignore lint/suspicious/useIterableCallbackReturn: DataStream.flatMap emits through `out`, it is not Array.flatMap
     .flatMap<{ word: string; count: number }>((line: string, _ctx, out) => {
       for (const w of line.split(' ')) out.collect({ word: w, count: 1 });
     })

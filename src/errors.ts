@@ -89,7 +89,9 @@ export class RecordTooLargeError extends WeirError {
     readonly limitBytes: number,
     readonly option: string,
   ) {
-    super(`record of ${sizeBytes} bytes exceeds the limit of ${limitBytes} bytes; raise the ${option} option`);
+    super(
+      `record of ${sizeBytes} bytes exceeds the limit of ${limitBytes} bytes; raise the ${option} option`,
+    );
   }
 }
 
@@ -177,4 +179,92 @@ export class CheckpointStorageError extends WeirError {
 export class CorruptStateError extends WeirError {
   readonly code = 'ERR_WEIR_CORRUPT_STATE';
   readonly failureKind = 'task' as const;
+}
+
+// ---------- keyed and operator state ----------
+
+/**
+ * A key was set on a keyed state backend whose key-group range does not contain the key's key
+ * group: the key was routed to the wrong subtask (a non-deterministic key selector, or a
+ * partitioner and a backend that disagree on maxParallelism). Restarting does not fix a
+ * non-deterministic key selector, but the task cannot tell, so this fails the task.
+ */
+export class KeyGroupOutOfRangeError extends WeirError {
+  readonly code = 'ERR_WEIR_KEY_GROUP_OUT_OF_RANGE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly keyGroup: number,
+    readonly rangeStart: number,
+    readonly rangeEnd: number,
+    readonly keyDescription: string,
+  ) {
+    super(
+      `key ${keyDescription} belongs to key group ${keyGroup}, outside this subtask's key-group range ` +
+        `[${rangeStart}, ${rangeEnd}]: the key selector must be deterministic and every partitioner ` +
+        'must use the same maxParallelism as the state backend',
+    );
+  }
+}
+
+/** Keyed or operator state was used wrongly: no current key, one name used for two state kinds, ... */
+export class StateAccessError extends WeirError {
+  readonly code = 'ERR_WEIR_STATE_ACCESS';
+  readonly failureKind = 'task' as const;
+}
+
+/** A stored key-group chunk failed its checksum or cannot be decoded. Names the key group. */
+export class KeyGroupCorruptError extends CorruptStateError {
+  constructor(
+    readonly keyGroup: number,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`state of key group ${keyGroup} is corrupt: ${reason}`, options);
+  }
+}
+
+/** A channel's shared memory holds something that is not a valid frame (corruption or a version mismatch). */
+export class ChannelProtocolError extends WeirError {
+  readonly code = 'ERR_WEIR_CHANNEL_PROTOCOL';
+  readonly failureKind = 'task' as const;
+}
+
+// ---------- checkpoint protocol ----------
+
+/**
+ * An input channel delivered control events that break the barrier protocol: the same
+ * checkpoint's barrier twice, barriers out of id order, or anything after its EndOfPartition.
+ * A bug in the producer or the channel, not in user code; the task fails and restarts.
+ */
+export class BarrierProtocolError extends WeirError {
+  readonly code = 'ERR_WEIR_BARRIER_PROTOCOL';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly channelIndex: number,
+    readonly checkpointId: number | undefined,
+    message: string,
+  ) {
+    super(`input channel ${channelIndex}: ${message}`);
+  }
+}
+
+/**
+ * More consecutive checkpoints failed than `checkpointing.tolerableFailures` allows. Fails the
+ * job like a task failure (Flink: a global failover), so the restart strategy decides what
+ * happens next. `cause` is the last counted {@link CheckpointDeclinedError}.
+ */
+export class CheckpointFailureThresholdError extends WeirError {
+  readonly code = 'ERR_WEIR_CHECKPOINT_FAILURE_THRESHOLD';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly consecutiveFailures: number,
+    readonly tolerableFailures: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${consecutiveFailures} consecutive checkpoints failed, more than checkpointing.tolerableFailures ` +
+        `(${tolerableFailures}) allows`,
+      options,
+    );
+  }
 }

@@ -6,7 +6,9 @@
 import { runJob } from '../coordinator/job-client.js';
 
 export async function runDemo(): Promise<number> {
-  console.log('weir demo: keyed running sum over 1,000,000 numbers, parallelism 2 (worker threads + ring channels)');
+  console.log(
+    'weir demo: keyed running sum over 1,000,000 numbers, parallelism 2 (worker threads + ring channels)',
+  );
   const job = new URL('./demo-job.js', import.meta.url);
   const result = await runJob(job, { parallelism: 2, args: { n: '1000000' } });
   const sums = result.sinks.sums as { key: number; sum: number }[];
@@ -18,7 +20,11 @@ export async function runDemo(): Promise<number> {
   for (const v of finals.values()) actual += v;
   const secs = result.metrics.durationMs / 1000;
   console.log(`finished in ${secs.toFixed(2)} s: ${sums.length} updates for ${finals.size} keys`);
-  console.log(`sum of final per-key sums ${actual} (expected ${expected}): ${actual === expected ? 'exact' : 'WRONG'}`);
-  console.log('status: see README "Status" for what works today (checkpoints, recovery and the full demo are in progress)');
+  console.log(
+    `sum of final per-key sums ${actual} (expected ${expected}): ${actual === expected ? 'exact' : 'WRONG'}`,
+  );
+  console.log(
+    'status: see README "Status" for what works today (checkpoints, recovery and the full demo are in progress)',
+  );
   return actual === expected ? 0 : 1;
 }

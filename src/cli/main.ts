@@ -1,10 +1,10 @@
 /** The `weir` command: argument parsing and dispatch to subcommands. */
 
 import { parseArgs } from 'node:util';
-import { describePlan } from '../graph/describe-plan.js';
 import { type JobResult, startJob } from '../coordinator/job-client.js';
 import type { JobOptions } from '../coordinator/job-options.js';
 import { WeirError } from '../errors.js';
+import { describePlan } from '../graph/describe-plan.js';
 
 const USAGE = `usage:
   weir run <job> [--parallelism N] [--max-parallelism N] [--arg key=value]...
@@ -34,7 +34,12 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 /** Parses `weir run` flags into job options; throws a usage error naming the flag. */
-export function parseRunArgs(args: readonly string[]): { job: string; options: JobOptions; json: boolean; plan: boolean } {
+export function parseRunArgs(args: readonly string[]): {
+  job: string;
+  options: JobOptions;
+  json: boolean;
+  plan: boolean;
+} {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
@@ -69,7 +74,10 @@ export function parseRunArgs(args: readonly string[]): { job: string; options: J
   const interval = num('checkpoint-interval', values['checkpoint-interval']);
   const attempts = num('restart-attempts', values['restart-attempts']);
   const wantsCheckpoints =
-    interval !== undefined || values.mode !== undefined || values['checkpoint-dir'] !== undefined || values.unaligned;
+    interval !== undefined ||
+    values.mode !== undefined ||
+    values['checkpoint-dir'] !== undefined ||
+    values.unaligned;
   const options: JobOptions = {
     parallelism: num('parallelism', values.parallelism),
     maxParallelism: num('max-parallelism', values['max-parallelism']),
@@ -143,14 +151,27 @@ function jsonSummary(r: JobResult): unknown {
 }
 
 function printSummary(r: JobResult, wallMs: number): void {
-  const rows = r.metrics.operators.map((o) => [o.name, String(o.parallelism), String(o.recordsIn), String(o.recordsOut)]);
+  const rows = r.metrics.operators.map((o) => [
+    o.name,
+    String(o.parallelism),
+    String(o.recordsIn),
+    String(o.recordsOut),
+  ]);
   const head = ['operator', 'parallelism', 'records in', 'records out'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(head));
   for (const row of rows) console.log(line(row));
   const sourceOut = r.metrics.operators
-    .filter((o) => r.plan.vertices.some((v) => v.vertexId === o.vertexId && v.operators[0].name === o.name && v.operators[0].spec.kind === 'source'))
+    .filter((o) =>
+      r.plan.vertices.some(
+        (v) =>
+          v.vertexId === o.vertexId &&
+          v.operators[0].name === o.name &&
+          v.operators[0].spec.kind === 'source',
+      ),
+    )
     .reduce((a, o) => a + o.recordsOut, 0);
   const secs = r.metrics.durationMs / 1000;
   console.log(
@@ -158,7 +179,8 @@ function printSummary(r: JobResult, wallMs: number): void {
       `${sourceOut} source records, ${Math.round(sourceOut / secs).toLocaleString('en-US')} records/s; ` +
       `restarts ${r.restarts}, checkpoints ${r.checkpoints.length}`,
   );
-  for (const [name, records] of Object.entries(r.sinks)) console.log(`sink ${name}: ${records.length} records`);
+  for (const [name, records] of Object.entries(r.sinks))
+    console.log(`sink ${name}: ${records.length} records`);
 }
 
 async function demoCommand(): Promise<number> {

@@ -1,3 +1,4 @@
 // Built-in connectors, exposed as the `sources` and `sinks` namespaces.
-export * as sources from './sources.js';
+
 export * as sinks from './sinks.js';
+export * as sources from './sources.js';

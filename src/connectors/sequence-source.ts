@@ -29,11 +29,16 @@ const END: PollResult = { state: 'end' };
 
 export function sequence(options: SequenceOptions): Source<number> {
   const { from, to, ratePerSec } = options ?? ({} as SequenceOptions);
-  if (!Number.isSafeInteger(from)) throw new InvalidOptionError('sequence.from', `must be a safe integer, got ${from}`);
-  if (!Number.isSafeInteger(to)) throw new InvalidOptionError('sequence.to', `must be a safe integer, got ${to}`);
+  if (!Number.isSafeInteger(from))
+    throw new InvalidOptionError('sequence.from', `must be a safe integer, got ${from}`);
+  if (!Number.isSafeInteger(to))
+    throw new InvalidOptionError('sequence.to', `must be a safe integer, got ${to}`);
   if (to < from) throw new InvalidOptionError('sequence.to', `must be ≥ from (${from}), got ${to}`);
   if (ratePerSec !== undefined && !(ratePerSec > 0 && Number.isFinite(ratePerSec))) {
-    throw new InvalidOptionError('sequence.ratePerSec', `must be a positive finite number, got ${ratePerSec}`);
+    throw new InvalidOptionError(
+      'sequence.ratePerSec',
+      `must be a positive finite number, got ${ratePerSec}`,
+    );
   }
   return {
     type: 'sequence',
@@ -69,7 +74,10 @@ class SequenceReader implements SourceReader<number> {
   }
 
   poll(out: Collector<number>, max: number): PollResult {
-    while (this.#current < this.#splits.length && this.#splits[this.#current].next >= this.#splits[this.#current].end) {
+    while (
+      this.#current < this.#splits.length &&
+      this.#splits[this.#current].next >= this.#splits[this.#current].end
+    ) {
       this.#current++;
     }
     if (this.#current >= this.#splits.length) return END;

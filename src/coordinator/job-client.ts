@@ -13,7 +13,9 @@ import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
+import { JobCheckpointing } from './job-checkpointing.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
+import { createRestartStrategy } from './restart-strategy.js';
 import { type DeployedTask, Execution } from './scheduler.js';
 
 /** Per-operator totals over all subtasks of the last attempt. */
@@ -68,6 +70,13 @@ export class JobClient extends EventEmitter {
   #restarts = 0;
   #cancelled = false;
   #lastMetrics: ReadonlyMap<string, readonly OperatorMetrics[]> = new Map();
+  /** Routes acknowledgements, declines and end-of-input to the checkpoint coordinator. */
+  #checkpointEvents: ((task: DeployedTask, event: TaskEvent) => void) | null = null;
+
+  /** @internal */
+  setCheckpointEventHandler(handler: ((task: DeployedTask, event: TaskEvent) => void) | null): void {
+    this.#checkpointEvents = handler;
+  }
 
   constructor(jobModule: string, plan: ExecutionPlan, options: ResolvedJobOptions) {
     super();
@@ -95,45 +104,80 @@ export class JobClient extends EventEmitter {
   }
 
   async #run(): Promise<JobResult> {
-    for (;;) {
-      const attempt = this.#restarts;
-      const execution = new Execution(
-        this.plan,
-        {
-          jobModule: this.#jobModule,
-          args: this.options.args,
-          parallelism: this.options.parallelism,
-          maxParallelism: this.options.maxParallelism,
+    const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
+    const restartStrategy = createRestartStrategy(this.options.restartStrategy);
+    try {
+      let restore = checkpoints ? checkpoints.initialRestore() : null;
+      for (;;) {
+        const attempt = this.#restarts;
+        const execution = new Execution(
+          this.plan,
+          {
+            jobModule: this.#jobModule,
+            args: this.options.args,
+            parallelism: this.options.parallelism,
+            maxParallelism: this.options.maxParallelism,
+            attempt,
+            ringBytes: this.options.channels.ringBytes,
+            batchRecords: this.options.channels.batchRecords,
+            batchBytes: this.options.channels.batchBytes,
+            checkpointing: checkpoints?.taskConfig ?? null,
+            restore,
+          },
+          (task, event) => this.#onTaskEvent(task, event),
+        );
+        this.#execution = execution;
+        checkpoints?.attach(execution);
+        this.emit('deployed', {
           attempt,
-          ringBytes: this.options.channels.ringBytes,
-          batchRecords: this.options.channels.batchRecords,
-          batchBytes: this.options.channels.batchBytes,
-          checkpointing: null,
-          restore: null,
-        },
-        (task, event) => this.#onTaskEvent(task, event),
-      );
-      this.#execution = execution;
-      this.emit('deployed', { attempt });
-      const outcome = await execution.done;
-      switch (outcome.state) {
-        case 'finished':
-          this.#lastMetrics = outcome.metrics;
-          return {
-            status: 'finished',
-            sinks: this.#sinks,
-            restarts: this.#restarts,
-            checkpoints: this.#checkpoints,
-            metrics: this.metrics(),
-            plan: this.plan,
-          };
-        case 'cancelled':
-          throw new JobCancelledError();
-        case 'failed':
-          if (this.#cancelled) throw new JobCancelledError();
-          throw this.#giveUp(outcome.error);
+          restoredFrom: restore ? [...restore.values()][0]?.checkpointId : undefined,
+        });
+        const outcome = await execution.done;
+        await checkpoints?.detach();
+        switch (outcome.state) {
+          case 'finished':
+            this.#lastMetrics = outcome.metrics;
+            return {
+              status: 'finished',
+              sinks: this.#sinks,
+              restarts: this.#restarts,
+              checkpoints: this.#checkpoints,
+              metrics: this.metrics(),
+              plan: this.plan,
+            };
+          case 'cancelled':
+            throw new JobCancelledError();
+          case 'failed': {
+            if (this.#cancelled) throw new JobCancelledError();
+            const decision = restartStrategy.onFailure(Date.now());
+            if (decision.kind === 'give-up') throw this.#giveUp(outcome.error);
+            this.emit('restarting', {
+              attempt: attempt + 1,
+              delayMs: decision.delayMs,
+              cause: outcome.error,
+            });
+            if (decision.delayMs > 0) await new Promise((r) => setTimeout(r, decision.delayMs));
+            if (this.#cancelled) throw new JobCancelledError();
+            this.#restarts++;
+            restore = checkpoints ? checkpoints.restoreForRestart() : null;
+            break;
+          }
+        }
       }
+    } finally {
+      await checkpoints?.close();
     }
+  }
+
+  /** Called by the checkpointing glue when a checkpoint completes. */
+  recordCheckpoint(stats: CompletedCheckpointStats): void {
+    this.#checkpoints.push(stats);
+    this.emit('checkpoint', stats);
+  }
+
+  /** Fails the current attempt (e.g. too many checkpoint failures): the restart strategy decides. */
+  failExecution(error: TaskFailureError): void {
+    this.#execution?.fail(error);
   }
 
   #giveUp(cause: TaskFailureError): JobFailedError {
@@ -145,6 +189,7 @@ export class JobClient extends EventEmitter {
   }
 
   #onTaskEvent(task: DeployedTask, event: TaskEvent): void {
+    this.#checkpointEvents?.(task, event);
     switch (event.kind) {
       case 'deliver': {
         if (event.transactionId !== null) {
@@ -167,7 +212,10 @@ export class JobClient extends EventEmitter {
   }
 }
 
-function summarize(plan: ExecutionPlan, metrics: ReadonlyMap<string, readonly OperatorMetrics[]>): OperatorSummary[] {
+function summarize(
+  plan: ExecutionPlan,
+  metrics: ReadonlyMap<string, readonly OperatorMetrics[]>,
+): OperatorSummary[] {
   const byNode = new Map<number, { recordsIn: number; recordsOut: number }>();
   for (const list of metrics.values()) {
     for (const m of list) {

@@ -71,7 +71,9 @@ export interface ResolvedJobOptions {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly args: Readonly<Record<string, string>>;
-  readonly checkpointing: Required<Omit<CheckpointingOptions, 'dir'>> & { readonly dir: string | undefined } | null;
+  readonly checkpointing:
+    | (Required<Omit<CheckpointingOptions, 'dir'>> & { readonly dir: string | undefined })
+    | null;
   readonly stateBackend: 'heap' | 'lmdb';
   readonly restartStrategy: RestartStrategyOptions;
   readonly restoreFrom: string | undefined;
@@ -87,7 +89,8 @@ function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGE
 
 export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'must be an object');
-  const parallelism = o.parallelism === undefined ? 1 : int('parallelism', o.parallelism, 1, UPPER_BOUND_MAX_PARALLELISM);
+  const parallelism =
+    o.parallelism === undefined ? 1 : int('parallelism', o.parallelism, 1, UPPER_BOUND_MAX_PARALLELISM);
   const maxParallelism =
     o.maxParallelism === undefined
       ? Math.max(DEFAULT_MAX_PARALLELISM, parallelism)
@@ -105,10 +108,24 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     const c = o.checkpointing;
     const mode = c.mode ?? 'exactly-once';
     if (mode !== 'exactly-once' && mode !== 'at-least-once') {
-      throw new InvalidOptionError('checkpointing.mode', `must be 'exactly-once' or 'at-least-once', got ${JSON.stringify(mode)}`);
+      throw new InvalidOptionError(
+        'checkpointing.mode',
+        `must be 'exactly-once' or 'at-least-once', got ${JSON.stringify(mode)}`,
+      );
     }
     if (c.unaligned) {
-      throw new InvalidOptionError('checkpointing.unaligned', 'unaligned checkpoints are not implemented yet');
+      throw new InvalidOptionError(
+        'checkpointing.unaligned',
+        'unaligned checkpoints are not implemented yet',
+      );
+    }
+    if (c.incremental) {
+      // The heap backend produces deltas, but the coordinator does not yet chain them into
+      // checkpoint metadata: refuse rather than silently write full snapshots.
+      throw new InvalidOptionError(
+        'checkpointing.incremental',
+        'incremental checkpoints are not wired into the runtime yet',
+      );
     }
     if (c.dir !== undefined && (typeof c.dir !== 'string' || c.dir.length === 0)) {
       throw new InvalidOptionError('checkpointing.dir', 'must be a non-empty path');
@@ -119,9 +136,12 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       unaligned: false,
       timeout: c.timeout === undefined ? 600_000 : int('checkpointing.timeout', c.timeout, 1),
       minPause: c.minPause === undefined ? 0 : int('checkpointing.minPause', c.minPause, 0),
-      maxConcurrent: c.maxConcurrent === undefined ? 1 : int('checkpointing.maxConcurrent', c.maxConcurrent, 1),
+      maxConcurrent:
+        c.maxConcurrent === undefined ? 1 : int('checkpointing.maxConcurrent', c.maxConcurrent, 1),
       tolerableFailures:
-        c.tolerableFailures === undefined ? 0 : int('checkpointing.tolerableFailures', c.tolerableFailures, 0),
+        c.tolerableFailures === undefined
+          ? 0
+          : int('checkpointing.tolerableFailures', c.tolerableFailures, 0),
       dir: c.dir,
       retain: c.retain === undefined ? 3 : int('checkpointing.retain', c.retain, 1),
       incremental: c.incremental ?? false,
@@ -129,7 +149,16 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   }
   const stateBackend = o.stateBackend ?? 'heap';
   if (stateBackend !== 'heap' && stateBackend !== 'lmdb') {
-    throw new InvalidOptionError('stateBackend', `must be 'heap' or 'lmdb', got ${JSON.stringify(stateBackend)}`);
+    throw new InvalidOptionError(
+      'stateBackend',
+      `must be 'heap' or 'lmdb', got ${JSON.stringify(stateBackend)}`,
+    );
+  }
+  if (stateBackend === 'lmdb') {
+    throw new InvalidOptionError(
+      'stateBackend',
+      "the 'lmdb' working-state backend is not implemented yet; use 'heap'",
+    );
   }
   const restartStrategy = o.restartStrategy ?? { type: 'none' };
   if (o.restoreFrom !== undefined && (typeof o.restoreFrom !== 'string' || o.restoreFrom.length === 0)) {
@@ -138,8 +167,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   const ch = o.channels ?? {};
   const channels = {
     ringBytes: ch.ringBytes === undefined ? 1 << 20 : int('channels.ringBytes', ch.ringBytes, 4096, 1 << 30),
-    batchRecords: ch.batchRecords === undefined ? 256 : int('channels.batchRecords', ch.batchRecords, 1, 1 << 20),
-    batchBytes: ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
+    batchRecords:
+      ch.batchRecords === undefined ? 256 : int('channels.batchRecords', ch.batchRecords, 1, 1 << 20),
+    batchBytes:
+      ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
   };
   return {
     parallelism,

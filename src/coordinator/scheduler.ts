@@ -95,7 +95,8 @@ export class Execution {
     const rings = allocateRings(plan, options.ringBytes);
     const doorbells = new Map<string, SharedArrayBuffer>();
     for (const v of plan.vertices) {
-      for (let s = 0; s < v.parallelism; s++) doorbells.set(taskKey({ vertexId: v.vertexId, subtaskIndex: s }), Doorbell.allocate());
+      for (let s = 0; s < v.parallelism; s++)
+        doorbells.set(taskKey({ vertexId: v.vertexId, subtaskIndex: s }), Doorbell.allocate());
     }
     const total = doorbells.size;
     this.#pool = new Piscina({
@@ -116,7 +117,13 @@ export class Execution {
       const d = describeRaw(e);
       this.#finish({
         state: 'failed',
-        error: new TaskFailureError('unknown task (worker error outside a task)', undefined, d.message, d.stack, { cause: e }),
+        error: new TaskFailureError(
+          'unknown task (worker error outside a task)',
+          undefined,
+          d.message,
+          d.stack,
+          { cause: e },
+        ),
       });
     });
 
@@ -169,16 +176,14 @@ export class Execution {
           channelOptions: { batchRecords: options.batchRecords, batchBytes: options.batchBytes },
         };
         runs.push(
-          this.#pool
-            .run(deployment, { transferList: [control.port2, events.port2] as any })
-            .then(
-              async (r: TaskResult) => {
-                if (r.state === 'failed') return this.#fail(task, r.failure, undefined);
-                await eventsDrained;
-                metrics.set(key, r.metrics);
-              },
-              (e: unknown) => this.#fail(task, undefined, e),
-            ),
+          this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any }).then(
+            async (r: TaskResult) => {
+              if (r.state === 'failed') return this.#fail(task, r.failure, undefined);
+              await eventsDrained;
+              metrics.set(key, r.metrics);
+            },
+            (e: unknown) => this.#fail(task, undefined, e),
+          ),
         );
       }
     }
@@ -188,7 +193,11 @@ export class Execution {
     });
   }
 
-  #inputsOf(vertex: JobVertex, subtask: number, rings: Map<string, SharedArrayBuffer>): InputChannelDeployment[] {
+  #inputsOf(
+    vertex: JobVertex,
+    subtask: number,
+    rings: Map<string, SharedArrayBuffer>,
+  ): InputChannelDeployment[] {
     const inputs: InputChannelDeployment[] = [];
     for (const edgeId of vertex.inputEdges) {
       const edge = this.plan.edges.find((e) => e.edgeId === edgeId)!;
@@ -220,23 +229,36 @@ export class Execution {
       outputs.push({
         edgeId,
         rings: chans.map((c) => rings.get(`${edgeId}:${c.producerSubtask}:${c.consumerSubtask}`)!),
-        doorbells: chans.map((c) => doorbells.get(taskKey({ vertexId: edge.targetVertexId, subtaskIndex: c.consumerSubtask }))!),
+        doorbells: chans.map(
+          (c) => doorbells.get(taskKey({ vertexId: edge.targetVertexId, subtaskIndex: c.consumerSubtask }))!,
+        ),
       });
     }
     return outputs;
   }
 
   /** The first failure fails the execution; later ones (torn-down peers) are consequences. */
-  #fail(task: DeployedTask, reported: { operator?: string; message: string; stack?: string } | undefined, raw: unknown): void {
+  #fail(
+    task: DeployedTask,
+    reported: { operator?: string; message: string; stack?: string } | undefined,
+    raw: unknown,
+  ): void {
     if (this.#settled) return;
     const detail = reported ?? this.#failureEvents.get(task.key) ?? describeRaw(raw);
-    const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, { cause: raw });
+    const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, {
+      cause: raw,
+    });
     this.#finish({ state: 'failed', error });
   }
 
   #finish(outcome: ExecutionOutcome): void {
     this.#settled = true;
     void this.#teardown().then(() => this.#settle(outcome));
+  }
+
+  /** Fails this execution from outside (the checkpoint coordinator gave up); no-op once settled. */
+  fail(error: TaskFailureError): void {
+    if (!this.#settled) this.#finish({ state: 'failed', error });
   }
 
   /** Cancels every task and releases every thread and port. */

@@ -99,7 +99,10 @@ export function canonicalKey(key: unknown, operator = 'keyBy', seen: unknown[] =
         }
         const entries = Object.keys(key as object)
           .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonicalKey((key as Record<string, unknown>)[k], operator, seen)}`);
+          .map(
+            (k) =>
+              `${JSON.stringify(k)}:${canonicalKey((key as Record<string, unknown>)[k], operator, seen)}`,
+          );
         out = `{${entries.join(',')}}`;
       }
       seen.pop();
@@ -132,12 +135,20 @@ export function assignToKeyGroup(key: unknown, maxParallelism: number, operator?
 }
 
 /** Index of the subtask (of `parallelism`) that owns `keyGroup`. Inverse of {@link keyGroupRangeFor}. */
-export function operatorIndexForKeyGroup(maxParallelism: number, parallelism: number, keyGroup: number): number {
+export function operatorIndexForKeyGroup(
+  maxParallelism: number,
+  parallelism: number,
+  keyGroup: number,
+): number {
   return Math.floor((keyGroup * parallelism) / maxParallelism);
 }
 
 /** The contiguous key-group range that subtask `subtaskIndex` of `parallelism` owns. */
-export function keyGroupRangeFor(maxParallelism: number, parallelism: number, subtaskIndex: number): KeyGroupRange {
+export function keyGroupRangeFor(
+  maxParallelism: number,
+  parallelism: number,
+  subtaskIndex: number,
+): KeyGroupRange {
   const start = Math.ceil((subtaskIndex * maxParallelism) / parallelism);
   const end = Math.ceil(((subtaskIndex + 1) * maxParallelism) / parallelism) - 1;
   return { start, end };

@@ -5,8 +5,8 @@
  * hooks are registered for this thread (once per thread).
  */
 
-import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type JobDefinition, loadJobDefinition } from '../api/define-job.js';
 import { JobModuleError } from '../errors.js';
 

@@ -6,9 +6,9 @@
 
 import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext, SourceContext } from '../api/source.js';
+import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
-import { assertNever } from '../channels/frame.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-operators.js';
@@ -128,7 +128,9 @@ function createOperator(
         ctx,
         out,
         spec.fn,
-        spec.keySelectors ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors } : undefined,
+        spec.keySelectors
+          ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors }
+          : undefined,
       );
     case 'sink': {
       const restored = env.restoredOperatorState(uid);

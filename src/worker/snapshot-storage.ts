@@ -41,9 +41,14 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
   return {
     async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
       const chunks: KeyedChunk[] = [...keyedChunks];
-      if (operatorState.length > 0) chunks.push({ name: OPERATOR_STATE_CHUNK, bytes: packr.pack(operatorState) });
+      if (operatorState.length > 0)
+        chunks.push({ name: OPERATOR_STATE_CHUNK, bytes: packr.pack(operatorState) });
       if (chunks.length === 0) return { handles: [], bytes: 0 };
-      const handles = await storage.writeChunks(checkpointId, { operatorUid, subtaskIndex: d.subtaskIndex }, chunks);
+      const handles = await storage.writeChunks(
+        checkpointId,
+        { operatorUid, subtaskIndex: d.subtaskIndex },
+        chunks,
+      );
       let bytes = 0;
       for (const c of chunks) bytes += c.bytes.byteLength;
       return { handles, bytes };

@@ -24,18 +24,13 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
 import { assertNever } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
+import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
 import type { OperatorChain } from './operator-chain.js';
 import { SourceOperator } from './operators/source-operator.js';
 import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
-import type {
-  OperatorMetrics,
-  TaskCheckpointConfig,
-  TaskControl,
-  TaskEvent,
-} from './task-deployment.js';
-import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
+import type { OperatorMetrics, TaskCheckpointConfig, TaskControl, TaskEvent } from './task-deployment.js';
 import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
@@ -341,7 +336,8 @@ export class StreamTask implements BarrierHandlerActions {
   #performCheckpoint(barrier: CheckpointBarrier, alignmentDurationMs: number, forward: boolean): void {
     const t0 = performance.now();
     const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
-    for (const op of this.#o.chain.operators) snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
+    for (const op of this.#o.chain.operators)
+      snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
     if (forward) this.#forward(barrier);
     const syncDurationMs = performance.now() - t0;
     const part = this.#persist(barrier.checkpointId, snapshots, alignmentDurationMs, syncDurationMs);
@@ -366,7 +362,12 @@ export class StreamTask implements BarrierHandlerActions {
         try {
           const keyedChunks = keyed ? await keyed.serialize() : [];
           if (snapshot.operatorState.length === 0 && keyedChunks.length === 0) continue;
-          const written = await storage.writeOperatorChunks(checkpointId, uid, snapshot.operatorState, keyedChunks);
+          const written = await storage.writeOperatorChunks(
+            checkpointId,
+            uid,
+            snapshot.operatorState,
+            keyedChunks,
+          );
           operators.push({ operatorUid: uid, chunks: written.handles });
           bytes += written.bytes;
         } finally {
@@ -448,7 +449,11 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-export function describeFailure(e: unknown): { operator: string | undefined; message: string; stack: string | undefined } {
+export function describeFailure(e: unknown): {
+  operator: string | undefined;
+  message: string;
+  stack: string | undefined;
+} {
   if (e instanceof UserCodeError) {
     const orig = e.original;
     return {

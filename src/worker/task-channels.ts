@@ -38,7 +38,13 @@ export interface TaskChannels {
 }
 
 export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex: JobVertex): TaskChannels {
-  const gate = d.inputs.length > 0 ? new InputGate(d.inputs.map((i) => i.ring), d.doorbell) : null;
+  const gate =
+    d.inputs.length > 0
+      ? new InputGate(
+          d.inputs.map((i) => i.ring),
+          d.doorbell,
+        )
+      : null;
   const outputs: ChannelWriter[] = [];
   const networkOutputs = new Map<number, Output>();
   for (const edge of d.outputs) {
@@ -52,7 +58,8 @@ export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex:
     outputs.push(...writers);
     const planEdge = plan.edges.find((e) => e.edgeId === edge.edgeId)!;
     // A forward edge has one channel (to the consumer with this subtask's index): no routing.
-    const partitioner = planEdge.partitioning === 'forward' ? null : createPartitionerFor(plan, edge.edgeId, d.subtaskIndex);
+    const partitioner =
+      planEdge.partitioning === 'forward' ? null : createPartitionerFor(plan, edge.edgeId, d.subtaskIndex);
     networkOutputs.set(edge.edgeId, new RecordWriter(writers, partitioner));
   }
   void vertex;

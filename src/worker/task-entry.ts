@@ -15,13 +15,13 @@ import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext } from '../api/source.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { formatTaskId } from '../graph/task-id.js';
-import { importJobModule } from './job-module.js';
-import { findVertex, OperatorChain } from './operator-chain.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
+import { importJobModule } from './job-module.js';
+import { findVertex, OperatorChain } from './operator-chain.js';
+import { openSnapshotStorage } from './snapshot-storage.js';
 import { describeFailure, StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
-import { openSnapshotStorage } from './snapshot-storage.js';
 import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
 
 export type TaskResult =
@@ -34,15 +34,23 @@ export type TaskResult =
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   const post = (e: TaskEvent) => d.eventPort.postMessage(e);
   const disposers: (() => void | Promise<void>)[] = [];
+  let closeChannels: (() => void) | undefined;
   try {
     const def = await importJobModule(d.jobModule);
     const graph = buildStreamGraph(def, d.args);
     const plan = buildExecutionPlan(graph, { parallelism: d.parallelism, maxParallelism: d.maxParallelism });
     const vertex = findVertex(plan, d.vertexId);
-    const name = formatTaskId({ vertexId: d.vertexId, subtaskIndex: d.subtaskIndex }, vertex.name, vertex.parallelism);
+    const name = formatTaskId(
+      { vertexId: d.vertexId, subtaskIndex: d.subtaskIndex },
+      vertex.name,
+      vertex.parallelism,
+    );
 
     const channels = openTaskChannels(d, plan, vertex);
-    disposers.push(() => channels.close());
+    // Channels are closed only after a clean finish. A failed task leaves them open: closing
+    // would make its peers fail with ChannelClosedError and race the real cause to the
+    // scheduler; the execution's teardown ends every peer anyway.
+    closeChannels = () => channels.close();
     const storage = d.checkpointing ? await openSnapshotStorage(d) : null;
     if (storage) disposers.push(() => storage.close());
 
@@ -60,8 +68,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
         ...base,
         checkpointingMode,
         restoredState,
-        deliver: (sink, records, transactionId) =>
-          post({ kind: "deliver", sink, records, transactionId }),
+        deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
       }),
     });
     const task = new StreamTask({
@@ -71,19 +78,21 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       inputIndexOf: channels.inputIndexOf,
       outputs: channels.outputs,
       checkpointing: d.checkpointing,
-      createBarrierHandler: d.checkpointing && channels.gate
-        ? (actions) =>
-            createBarrierHandler(d.checkpointing!.mode, {
-              channelCount: channels.inputIndexOf.length,
-              actions,
-              clock: Date,
-            })
-        : null,
+      createBarrierHandler:
+        d.checkpointing && channels.gate
+          ? (actions) =>
+              createBarrierHandler(d.checkpointing!.mode, {
+                channelCount: channels.inputIndexOf.length,
+                actions,
+                clock: Date,
+              })
+          : null,
       storage,
       eventPort: d.eventPort,
     });
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
     const metrics = await task.run();
+    closeChannels?.();
     return { state: 'finished', metrics };
   } catch (e) {
     const failure = describeFailure(e);

@@ -2,8 +2,10 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
-export const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
+export const fixture = (name: string): string =>
+  fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
+export const example = (name: string): string =>
+  fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 
 /** OS threads of this process (Linux): worker threads are OS threads, so a leak shows here. */
 export function threadCount(): number {
@@ -11,7 +13,10 @@ export function threadCount(): number {
 }
 
 /** Final value per key: the record with the highest `count` (running aggregates only grow). */
-export function finalByKey<T extends { key: unknown }>(records: readonly T[], order: (r: T) => number): Map<unknown, T> {
+export function finalByKey<T extends { key: unknown }>(
+  records: readonly T[],
+  order: (r: T) => number,
+): Map<unknown, T> {
   const out = new Map<unknown, T>();
   for (const r of records) {
     const prev = out.get(r.key);

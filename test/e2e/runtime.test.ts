@@ -2,14 +2,24 @@
  * The runtime end to end: real jobs, real worker threads, exact results computed independently.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidGraphError, InvalidOptionError, JobFailedError, JobModuleError, runJob, TaskFailureError } from '../../dist/index.js';
+import {
+  InvalidGraphError,
+  InvalidOptionError,
+  JobFailedError,
+  JobModuleError,
+  runJob,
+  TaskFailureError,
+} from '../../dist/index.js';
 import { example, finalByKey, fixture, threadCount } from './helpers.js';
 
 describe('keyed sum', () => {
   it.each([1, 2, 4])('gives exact per-key sums and counts at parallelism %i', async (parallelism) => {
     const n = 20_000;
     const keys = 37;
-    const result = await runJob(fixture('keyed-sum.mjs'), { parallelism, args: { n: String(n), keys: String(keys) } });
+    const result = await runJob(fixture('keyed-sum.mjs'), {
+      parallelism,
+      args: { n: String(n), keys: String(keys) },
+    });
     const sums = result.sinks.sums as { key: string; sum: number; count: number }[];
     expect(sums).toHaveLength(n);
     const expected = new Map<string, { sum: number; count: number }>();
@@ -32,7 +42,8 @@ describe('word count (examples/word-count.ts)', () => {
     const lines = 3000;
     const { lineFor } = await import('../../examples/word-count.js');
     const expected = new Map<string, number>();
-    for (let i = 0; i < lines; i++) for (const w of lineFor(i).split(' ')) expected.set(w, (expected.get(w) ?? 0) + 1);
+    for (let i = 0; i < lines; i++)
+      for (const w of lineFor(i).split(' ')) expected.set(w, (expected.get(w) ?? 0) + 1);
     const result = await runJob(example('word-count.ts'), { parallelism, args: { lines: String(lines) } });
     const counts = result.sinks.counts as { word: string; count: number }[];
     const finals = new Map<string, number>();
@@ -43,12 +54,20 @@ describe('word count (examples/word-count.ts)', () => {
 
 describe('topologies', () => {
   it('union merges both inputs', async () => {
-    const r = await runJob(fixture('topologies.mjs'), { parallelism: 2, args: { topology: 'union', n: '500' } });
-    expect((r.sinks.out as number[]).sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const r = await runJob(fixture('topologies.mjs'), {
+      parallelism: 2,
+      args: { topology: 'union', n: '500' },
+    });
+    expect((r.sinks.out as number[]).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
   });
 
   it('connect routes each side to its own function', async () => {
-    const r = await runJob(fixture('topologies.mjs'), { parallelism: 2, args: { topology: 'connect', n: '300' } });
+    const r = await runJob(fixture('topologies.mjs'), {
+      parallelism: 2,
+      args: { topology: 'connect', n: '300' },
+    });
     const out = r.sinks.out as string[];
     expect(out.filter((s) => s.startsWith('L')).length).toBe(300);
     expect(out.filter((s) => s.startsWith('R')).length).toBe(300);
@@ -56,25 +75,37 @@ describe('topologies', () => {
   });
 
   it('keyed connect shares per-key state between both inputs', async () => {
-    const r = await runJob(fixture('topologies.mjs'), { parallelism: 3, args: { topology: 'keyed-connect', n: '200' } });
+    const r = await runJob(fixture('topologies.mjs'), {
+      parallelism: 3,
+      args: { topology: 'keyed-connect', n: '200' },
+    });
     const finals = finalByKey(r.sinks.out as { key: number; seen: number }[], (x) => x.seen);
     expect(finals.size).toBe(10);
     for (const v of finals.values()) expect(v.seen).toBe(40); // 20 per side per key
   });
 
   it('broadcast delivers every record to every subtask', async () => {
-    const r = await runJob(fixture('topologies.mjs'), { parallelism: 3, args: { topology: 'broadcast', n: '100' } });
+    const r = await runJob(fixture('topologies.mjs'), {
+      parallelism: 3,
+      args: { topology: 'broadcast', n: '100' },
+    });
     const out = r.sinks.out as { x: number; subtask: number }[];
     expect(out).toHaveLength(300);
     for (let s = 0; s < 3; s++) {
-      expect(out.filter((o) => o.subtask === s).map((o) => o.x).sort((a, b) => a - b)).toEqual(
-        Array.from({ length: 100 }, (_, i) => i),
-      );
+      expect(
+        out
+          .filter((o) => o.subtask === s)
+          .map((o) => o.x)
+          .sort((a, b) => a - b),
+      ).toEqual(Array.from({ length: 100 }, (_, i) => i));
     }
   });
 
   it('rebalance spreads records round-robin over subtasks', async () => {
-    const r = await runJob(fixture('topologies.mjs'), { parallelism: 3, args: { topology: 'rebalance', n: '300' } });
+    const r = await runJob(fixture('topologies.mjs'), {
+      parallelism: 3,
+      args: { topology: 'rebalance', n: '300' },
+    });
     const out = r.sinks.out as { x: number; subtask: number }[];
     expect(out.map((o) => o.x).sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i));
     for (let s = 0; s < 3; s++) expect(out.filter((o) => o.subtask === s)).toHaveLength(100);
@@ -94,24 +125,34 @@ describe('failures', () => {
     ['throw', /exploding map.*RangeError: boom at 50/s],
     ['exit', /exit|exited/i],
     ['async', /async boom at 50/],
-  ])('a %s in user code fails the job with a typed error, and no thread is left', async (failure, message) => {
-    const before = threadCount();
-    const error = await runJob(fixture('failing.mjs'), { parallelism: 2, args: { failure } }).catch((e) => e);
-    expect(error).toBeInstanceOf(JobFailedError);
-    expect(error.cause).toBeInstanceOf(TaskFailureError);
-    expect(error.cause.message).toMatch(message);
-    expect(error.cause.task).toMatch(/numbers -> exploding map \(\d\/2\)/);
-    expect(threadCount()).toBe(before);
-  });
+  ])(
+    'a %s in user code fails the job with a typed error, and no thread is left',
+    async (failure, message) => {
+      const before = threadCount();
+      const error = await runJob(fixture('failing.mjs'), { parallelism: 2, args: { failure } }).catch(
+        (e) => e,
+      );
+      expect(error).toBeInstanceOf(JobFailedError);
+      expect(error.cause).toBeInstanceOf(TaskFailureError);
+      expect(error.cause.message).toMatch(message);
+      expect(error.cause.task).toMatch(/numbers -> exploding map \(\d\/2\)/);
+      expect(threadCount()).toBe(before);
+    },
+  );
 
   it('names the user stack of a throw', async () => {
-    const error = await runJob(fixture('failing.mjs'), { parallelism: 1, args: { failure: 'throw' } }).catch((e) => e);
+    const error = await runJob(fixture('failing.mjs'), { parallelism: 1, args: { failure: 'throw' } }).catch(
+      (e) => e,
+    );
     expect(error.cause.operator).toBe('exploding map');
     expect(error.cause.originalStack).toMatch(/failing\.mjs/);
   });
 
   it('a key that cannot be serialized names the keyed operator', async () => {
-    const error = await runJob(fixture('failing.mjs'), { parallelism: 2, args: { failure: 'bad-key' } }).catch((e) => e);
+    const error = await runJob(fixture('failing.mjs'), {
+      parallelism: 2,
+      args: { failure: 'bad-key' },
+    }).catch((e) => e);
     expect(error).toBeInstanceOf(JobFailedError);
     expect(error.cause.operator).toMatch(/after keyBy/);
     expect(error.cause.message).toMatch(/cannot be serialized \(a function\)/);

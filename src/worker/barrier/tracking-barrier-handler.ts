@@ -58,11 +58,13 @@ export class TrackingBarrierHandler implements BarrierHandler {
 
   /** Checkpoints not yet triggered or aborted (aborted ones still swallowing barriers are left out). */
   pendingCheckpoints(): readonly PendingBarrierCheckpoint[] {
-    return this.#state.pending.filter((p) => !p.aborted).map((p) => ({
-      checkpointId: p.checkpointId,
-      firstBarrierAtMs: p.firstEventAtMs,
-      channelsReceived: [...p.channels].sort((a, b) => a - b),
-    }));
+    return this.#state.pending
+      .filter((p) => !p.aborted)
+      .map((p) => ({
+        checkpointId: p.checkpointId,
+        firstBarrierAtMs: p.firstEventAtMs,
+        channelsReceived: [...p.channels].sort((a, b) => a - b),
+      }));
   }
 
   /** Always empty: tracking never blocks. */

@@ -6,7 +6,12 @@
 import type { CoProcessFunction, KeySelector, RuntimeContext } from '../../api/functions.js';
 import type { KeyedBackend } from './keyed-backend.js';
 import { keyedContext } from './keyed-operators.js';
-import { AbstractStreamOperator, type OperatorSnapshot, type Output, userCodeError } from './stream-operator.js';
+import {
+  AbstractStreamOperator,
+  type OperatorSnapshot,
+  type Output,
+  userCodeError,
+} from './stream-operator.js';
 
 export class CoProcessOperator extends AbstractStreamOperator {
   readonly #fnCtx: RuntimeContext;
@@ -17,7 +22,9 @@ export class CoProcessOperator extends AbstractStreamOperator {
     ctx: RuntimeContext,
     out: Output,
     readonly fn: CoProcessFunction<unknown, unknown, unknown, RuntimeContext>,
-    readonly keyed: { backend: KeyedBackend; selectors: readonly [KeySelector<any, any>, KeySelector<any, any>] } | undefined,
+    readonly keyed:
+      | { backend: KeyedBackend; selectors: readonly [KeySelector<any, any>, KeySelector<any, any>] }
+      | undefined,
   ) {
     super(nodeId, name, uid, ctx, out);
     this.#fnCtx = keyed ? keyedContext(ctx, keyed.backend) : ctx;

@@ -13,7 +13,12 @@ import type {
   ValueState,
 } from '../../api/functions.js';
 import type { KeyedBackend } from './keyed-backend.js';
-import { AbstractStreamOperator, type OperatorSnapshot, type Output, userCodeError } from './stream-operator.js';
+import {
+  AbstractStreamOperator,
+  type OperatorSnapshot,
+  type Output,
+  userCodeError,
+} from './stream-operator.js';
 
 /** The `ctx` of keyed user functions: the runtime context plus the current key and its state. */
 export function keyedContext(base: RuntimeContext, backend: KeyedBackend): KeyedContext {

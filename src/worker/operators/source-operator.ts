@@ -2,7 +2,12 @@
 
 import type { RuntimeContext } from '../../api/functions.js';
 import type { PollResult, SourceReader } from '../../api/source.js';
-import { AbstractStreamOperator, type OperatorSnapshot, type Output, userCodeError } from './stream-operator.js';
+import {
+  AbstractStreamOperator,
+  type OperatorSnapshot,
+  type Output,
+  userCodeError,
+} from './stream-operator.js';
 
 export class SourceOperator extends AbstractStreamOperator {
   constructor(

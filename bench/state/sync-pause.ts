@@ -1,0 +1,195 @@
+/**
+ * Heap keyed state: the synchronous pause at the barrier (copy-on-write `snapshot()`) and the
+ * asynchronous serialization, for 10k / 100k / 1M keys, against a naive stop-the-world deep copy
+ * measured in the same run; and delta vs full bytes when 1% of the keys changed.
+ *
+ *   node --import tsx bench/state/sync-pause.ts [--quick]
+ *
+ * Prints a table and writes bench/results/state.json (state-quick.json with --quick), with the
+ * machine and the Node version.
+ * `--quick` runs 10k and 100k keys only, with fewer repetitions.
+ */
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { copyValue } from '../../src/state/copy-value.js';
+import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
+
+const quick = process.argv.includes('--quick');
+const SIZES = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+const REPS = quick ? 5 : 11;
+const MAX_P = 128;
+
+interface Row {
+  keys: number;
+  syncPauseMedianMs: number;
+  syncPauseMaxMs: number;
+  naiveDeepCopyMedianMs: number;
+  asyncSerializeMs: number;
+  medianSerializeSliceMs: number;
+  longestSerializeSliceMs: number;
+  fullBytes: number;
+  deltaBytes1pct: number;
+  deltaOverFull: number;
+  cowCopiesAfter1pctTouch: number;
+}
+
+const ms = (ns: bigint) => Number(ns) / 1e6;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function build(keys: number): HeapKeyedStateBackend {
+  const b = new HeapKeyedStateBackend({
+    maxParallelism: MAX_P,
+    keyGroupRange: { start: 0, end: MAX_P - 1 },
+    incremental: true,
+  });
+  const s = b.value<{ count: number; sum: number; tag: string }>('agg');
+  for (let k = 0; k < keys; k++) {
+    b.setCurrentKey(k);
+    s.update({ count: 1, sum: k, tag: `t${k % 97}` });
+  }
+  return b;
+}
+
+/**
+ * The baseline: what a snapshot costs without copy-on-write: deep-copy every entry at the
+ * barrier, synchronously. Reads the state through the backend's public surface (keys + handle),
+ * as an operator-level "stop the world and clone" would.
+ */
+function naiveDeepCopy(b: HeapKeyedStateBackend): number {
+  const s = b.value<object>('agg');
+  const t0 = process.hrtime.bigint();
+  const copy = new Map<unknown, unknown>();
+  for (const k of b.keys('agg')) {
+    b.setCurrentKey(k);
+    copy.set(k, copyValue(s.value()));
+  }
+  const dt = ms(process.hrtime.bigint() - t0);
+  if (copy.size === 0) throw new Error('nothing copied');
+  return dt;
+}
+
+async function measure(keys: number): Promise<Row> {
+  const b = build(keys);
+  const s = b.value<{ count: number; sum: number }>('agg');
+
+  // 1. Sync pause: snapshot() alone, released right away (each rep is a fresh barrier).
+  const pauses: number[] = [];
+  let cp = 1;
+  for (let i = 0; i < REPS; i++) {
+    const t0 = process.hrtime.bigint();
+    const snap = b.snapshot(cp++);
+    pauses.push(ms(process.hrtime.bigint() - t0));
+    snap.release();
+  }
+
+  // 2. Naive stop-the-world deep copy (the baseline), same state, same run.
+  const naive: number[] = [];
+  for (let i = 0; i < Math.min(REPS, keys >= 1_000_000 ? 3 : REPS); i++) naive.push(naiveDeepCopy(b));
+
+  // 3. Async serialization (full), with the longest synchronous slice between yields.
+  const snap = b.snapshot(cp++);
+  const t0 = process.hrtime.bigint();
+  let last = t0;
+  const slices: number[] = [];
+  for await (const chunk of snap.chunks('full')) {
+    const now = process.hrtime.bigint();
+    slices.push(ms(now - last));
+    last = now;
+    if (chunk.bytes.length === 0) throw new Error('empty chunk');
+  }
+  const serializeMs = ms(process.hrtime.bigint() - t0);
+  snap.release();
+  b.notifyCheckpointComplete(snap.checkpointId);
+
+  // 4. 1% of keys changed since the confirmed checkpoint: delta vs full bytes, and the
+  //    copy-on-write copies paid while a snapshot is live.
+  const changed = Math.max(1, Math.floor(keys / 100));
+  const step = Math.floor(keys / changed);
+  for (let i = 0; i < changed; i++) {
+    b.setCurrentKey(i * step);
+    s.value()!.count++;
+  }
+  const snap2 = b.snapshot(cp++);
+  const copiesBefore = b.counters.valuesCopied;
+  for (let i = 0; i < changed; i++) {
+    b.setCurrentKey(i * step + 1);
+    s.value()!.count++;
+  }
+  const cowCopies = b.counters.valuesCopied - copiesBefore;
+  const delta = await snap2.serialize('delta');
+  const full = await snap2.serialize('full');
+  snap2.release();
+
+  return {
+    keys,
+    syncPauseMedianMs: median(pauses),
+    syncPauseMaxMs: Math.max(...pauses),
+    naiveDeepCopyMedianMs: median(naive),
+    asyncSerializeMs: serializeMs,
+    medianSerializeSliceMs: median(slices),
+    longestSerializeSliceMs: Math.max(...slices),
+    fullBytes: full.metadata.bytes,
+    deltaBytes1pct: delta.metadata.bytes,
+    deltaOverFull: delta.metadata.bytes / full.metadata.bytes,
+    cowCopiesAfter1pctTouch: cowCopies,
+  };
+}
+
+const rows: Row[] = [];
+for (const n of SIZES) {
+  rows.push(await measure(n));
+  globalThis.gc?.();
+}
+
+const fmt = (x: number, d = 3) => x.toFixed(d);
+console.log(
+  `heap keyed state, one value state of {count,sum,tag} objects, maxParallelism ${MAX_P}, ` +
+    `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}`,
+);
+console.table(
+  rows.map((r) => ({
+    keys: r.keys.toLocaleString('en-US'),
+    'sync pause median (ms)': fmt(r.syncPauseMedianMs, 4),
+    'sync pause max (ms)': fmt(r.syncPauseMaxMs, 4),
+    'naive deep copy (ms)': fmt(r.naiveDeepCopyMedianMs, 1),
+    'async serialize (ms)': fmt(r.asyncSerializeMs, 1),
+    'slice median/max (ms)': `${fmt(r.medianSerializeSliceMs, 2)} / ${fmt(r.longestSerializeSliceMs, 1)}`,
+    'full (KiB)': Math.round(r.fullBytes / 1024),
+    'delta 1% (KiB)': Math.round(r.deltaBytes1pct / 1024),
+    'delta/full': fmt(r.deltaOverFull, 4),
+  })),
+);
+
+const out = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'results',
+  quick ? 'state-quick.json' : 'state.json',
+);
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(
+  out,
+  `${JSON.stringify(
+    {
+      benchmark: 'state/sync-pause',
+      date: new Date().toISOString(),
+      quick,
+      machine: {
+        cpu: os.cpus()[0]?.model,
+        cores: os.cpus().length,
+        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+        node: process.version,
+      },
+      baseline: 'naive stop-the-world deep copy of every entry at the barrier (same state, same run)',
+      goal: 'sync pause <= 2 ms at 1M keys',
+      rows,
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.log(`wrote ${out}`);

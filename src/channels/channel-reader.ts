@@ -1,0 +1,151 @@
+/**
+ * ChannelReader: the consumer end of one channel (one ring from one producer).
+ *
+ * Roles: used by exactly one thread, the consumer task's (reader side of the ring).
+ * Layout: none of its own (ring-buffer.ts).
+ * Publish order: each frame is decoded straight out of the ring (decoding copies), then its
+ * space is released with the ring's one releasing store. Fragments are copied into a local
+ * reassembly buffer and released piece by piece (a fragmented payload is larger than the ring).
+ * Staleness: "closed" is loaded BEFORE checking for data, so when the ring looks empty after a
+ * close was seen, every frame published before the close has been read: none is lost.
+ */
+import { ChannelClosedError, ChannelProtocolError } from '../errors.js';
+import type { Frame } from './frame.js';
+import { decodeControlFrame, frameTag, isControlTag, isFinalFragment, isFragment } from './frame-codec.js';
+import { CLOSED_BY, FRAGMENT_PREFIX_BYTES, FRAME_TAG } from './layout.js';
+import { RecordCodec } from './record-codec.js';
+import { RingBuffer } from './ring-buffer.js';
+
+/**
+ * Consumer end of a channel.
+ *
+ * Close semantics: frames published before the producer closed stay readable. Once they are
+ * drained, a channel that saw EndOfPartition simply stays empty (closing after the end is the
+ * normal shutdown); a channel closed WITHOUT EndOfPartition makes {@link tryRead} throw
+ * ChannelClosedError (the producer was cancelled or failed). After this reader's own `close()`,
+ * `tryRead` throws ChannelClosedError at once.
+ */
+export class ChannelReader {
+  readonly ring: RingBuffer;
+  readonly stats = { frames: 0, records: 0, bytes: 0 };
+
+  readonly #codec = new RecordCodec();
+  #ended = false;
+  #closedLocally = false;
+  /** Set by #visit when the ring frame completed a user-visible Frame. */
+  #frame: Frame | null = null;
+  /** Reassembly of a fragmented payload: buffer, bytes filled, frame tag. */
+  #assembly: Uint8Array | null = null;
+  #assembled = 0;
+  #assemblyTag = 0;
+
+  constructor(ring: SharedArrayBuffer | RingBuffer) {
+    this.ring = ring instanceof RingBuffer ? ring : new RingBuffer(ring);
+  }
+
+  /** Whether EndOfPartition has been read. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /**
+   * The next frame, or null when none is complete yet. Never blocks. Internal frames (shared
+   * structures, fragments of a larger payload) are consumed on the way.
+   * Throws ChannelClosedError as described in the class doc; ChannelProtocolError on corruption.
+   */
+  tryRead(): Frame | null {
+    if (this.#closedLocally) throw new ChannelClosedError('channel closed by this reader');
+    for (;;) {
+      // Load `closed` before looking for data: see the file header.
+      const closedBits = this.ring.closedBits;
+      if (this.ring.tryRead(this.#visit) === 0) {
+        if (closedBits !== 0 && !this.#ended) throw this.#closedError(closedBits);
+        return null;
+      }
+      const frame = this.#frame;
+      if (frame !== null) {
+        this.#frame = null;
+        return frame;
+      }
+    }
+  }
+
+  /** Whether a frame (or the close of an un-ended channel) is waiting: i.e. tryRead has work to do. */
+  isReady(): boolean {
+    if (this.ring.hasData()) return true;
+    return !this.#ended && this.ring.closed;
+  }
+
+  /** Closes the channel from the consumer side (idempotent) and wakes a parked producer. */
+  close(): void {
+    this.#closedLocally = true;
+    this.ring.close('reader');
+  }
+
+  #closedError(closedBits: number): ChannelClosedError {
+    return (closedBits & CLOSED_BY.writer) !== 0
+      ? new ChannelClosedError('channel closed by its producer before end of partition')
+      : new ChannelClosedError('channel closed before end of partition');
+  }
+
+  readonly #visit = (word: number, payload: Uint8Array): void => {
+    this.stats.frames++;
+    this.stats.bytes += payload.length;
+    const tag = frameTag(word);
+    if (isFragment(word)) {
+      this.#addFragment(tag, word, payload);
+      return;
+    }
+    if (this.#assembly !== null)
+      throw new ChannelProtocolError('unfragmented frame inside a fragmented payload');
+    this.#frame = this.#decode(tag, payload);
+  };
+
+  #decode(tag: number, payload: Uint8Array): Frame | null {
+    if (tag === FRAME_TAG.records) {
+      const records = this.#codec.decodeBatch(payload);
+      this.stats.records += records.length;
+      return { kind: 'records', records };
+    }
+    if (tag === FRAME_TAG.structures) {
+      this.#codec.applyStructureUpdate(payload);
+      return null;
+    }
+    if (!isControlTag(tag)) throw new ChannelProtocolError(`unknown frame tag ${tag}`);
+    const frame = decodeControlFrame(tag, payload);
+    if (frame.kind === 'end-of-partition') this.#ended = true;
+    return frame;
+  }
+
+  #addFragment(tag: number, word: number, payload: Uint8Array): void {
+    let body = payload;
+    if (this.#assembly === null) {
+      if (payload.length < FRAGMENT_PREFIX_BYTES)
+        throw new ChannelProtocolError('first fragment without prefix');
+      const total = new DataView(payload.buffer, payload.byteOffset, FRAGMENT_PREFIX_BYTES).getUint32(
+        0,
+        true,
+      );
+      this.#assembly = new Uint8Array(total);
+      this.#assembled = 0;
+      this.#assemblyTag = tag;
+      body = payload.subarray(FRAGMENT_PREFIX_BYTES);
+    } else if (tag !== this.#assemblyTag) {
+      throw new ChannelProtocolError(`fragment of tag ${tag} inside a payload of tag ${this.#assemblyTag}`);
+    }
+    const assembly = this.#assembly;
+    if (this.#assembled + body.length > assembly.length) {
+      throw new ChannelProtocolError(`fragments exceed their announced ${assembly.length} bytes`);
+    }
+    assembly.set(body, this.#assembled);
+    this.#assembled += body.length;
+    if (!isFinalFragment(word)) return;
+    if (this.#assembled !== assembly.length) {
+      throw new ChannelProtocolError(
+        `fragments hold ${this.#assembled} of ${assembly.length} announced bytes`,
+      );
+    }
+    this.#assembly = null;
+    this.#frame = this.#decode(tag, assembly);
+  }
+}

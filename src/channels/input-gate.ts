@@ -1,0 +1,206 @@
+/**
+ * InputGate: all input channels of one consumer task, plus the task's doorbell.
+ *
+ * Roles: used by the consumer task's thread only, except {@link InputGate.wake} (any thread,
+ * via the doorbell). Producers ring the same doorbell after publishing.
+ * Layout: none of its own (ring-buffer.ts, doorbell.ts).
+ * Publish order: a wait loads the doorbell sequence BEFORE checking the channels, so a frame
+ * published after the check changes the sequence the park compares against (doorbell.ts).
+ * Staleness: readiness checks can only miss frames published after they ran; the sequence
+ * protocol turns such a miss into an immediate return from the park, never a lost wake-up.
+ */
+import { ChannelClosedError, InvalidOptionError } from '../errors.js';
+import { ChannelReader } from './channel-reader.js';
+import { Doorbell } from './doorbell.js';
+import type { Frame } from './frame.js';
+import type { RingBuffer } from './ring-buffer.js';
+
+export interface InputGateOptions {
+  /**
+   * Before parking, a wait polls the channels for up to this many microseconds. A park costs a
+   * futex wait here and a notify syscall in the producer, plus the wake-up latency (tens of µs
+   * on a VM), which at one park per batch dominates the per-record cost; a short spin catches a
+   * producer that is about to publish its next batch. 0 disables spinning. Default 50.
+   */
+  readonly spinMicros?: number;
+}
+
+export const DEFAULT_SPIN_MICROS = 50;
+
+/** A frame and the index of the input channel it came from. */
+export interface GateFrame {
+  readonly channelIndex: number;
+  readonly frame: Frame;
+}
+
+/**
+ * Routes frames from N input channels to the task, fairly, honouring blocked channels.
+ *
+ * - Fairness: round-robin over channels, one frame (a batch of up to `batchRecords` records or
+ *   one control frame) per channel per turn; a channel with a long backlog cannot starve others.
+ * - Blocking: a blocked channel is not read at all, so its frames stay in its ring and its
+ *   producer feels backpressure (barrier alignment). Note that its producer still rings the
+ *   doorbell while it fills the ring, which can wake a parked consumer for nothing: bounded by the
+ *   ring's capacity in frames.
+ * - End: EndOfPartition is returned like any frame and marks the channel ended.
+ * - Close: a channel closed by its producer before EndOfPartition makes `pollNext` throw
+ *   ChannelClosedError (after its earlier frames were delivered). After `close()` (or after the
+ *   doorbell is closed by another thread) `pollNext` and the waits throw ChannelClosedError.
+ */
+export class InputGate {
+  readonly doorbell: Doorbell;
+  readonly channels: readonly ChannelReader[];
+  readonly spinMicros: number;
+  readonly #blocked: boolean[];
+  readonly #ended: boolean[];
+  #endedCount = 0;
+  /** Channel to look at first on the next poll (round-robin cursor). */
+  #next = 0;
+  #closedLocally = false;
+
+  constructor(
+    channels: readonly (SharedArrayBuffer | RingBuffer | ChannelReader)[],
+    doorbell: SharedArrayBuffer | Doorbell,
+    options: InputGateOptions = {},
+  ) {
+    if (channels.length === 0)
+      throw new InvalidOptionError('channels', 'an input gate needs at least one channel');
+    const spin = options.spinMicros ?? DEFAULT_SPIN_MICROS;
+    if (!(spin >= 0 && spin <= 1_000_000)) {
+      throw new InvalidOptionError('spinMicros', `must be in [0, 1e6] microseconds, got ${spin}`);
+    }
+    this.spinMicros = spin;
+    this.channels = channels.map((c) => (c instanceof ChannelReader ? c : new ChannelReader(c)));
+    this.doorbell = doorbell instanceof Doorbell ? doorbell : new Doorbell(doorbell);
+    this.#blocked = channels.map(() => false);
+    this.#ended = channels.map(() => false);
+  }
+
+  get channelCount(): number {
+    return this.channels.length;
+  }
+
+  /**
+   * The next frame from any unblocked, un-ended channel, or null if none is ready. Never blocks.
+   * Cost: one atomic load per empty channel visited, plus the decode of the frame returned.
+   */
+  pollNext(): GateFrame | null {
+    this.#throwIfClosed();
+    const n = this.channels.length;
+    for (let k = 0; k < n; k++) {
+      const i = (this.#next + k) % n;
+      if (this.#blocked[i] || this.#ended[i]) continue;
+      let frame: Frame | null;
+      try {
+        frame = this.channels[i].tryRead();
+      } catch (error) {
+        if (error instanceof ChannelClosedError)
+          throw new ChannelClosedError(`input channel ${i}: ${error.message}`);
+        throw error;
+      }
+      if (frame === null) continue;
+      this.#next = i + 1 === n ? 0 : i + 1;
+      if (frame.kind === 'end-of-partition') {
+        this.#ended[i] = true;
+        this.#endedCount++;
+      }
+      return { channelIndex: i, frame };
+    }
+    return null;
+  }
+
+  /** Stops reading channel `i`; its frames stay in its ring (backpressure on its producer). */
+  block(i: number): void {
+    this.#blocked[this.#check(i)] = true;
+  }
+
+  unblock(i: number): void {
+    this.#blocked[this.#check(i)] = false;
+  }
+
+  isBlocked(i: number): boolean {
+    return this.#blocked[this.#check(i)];
+  }
+
+  isEnded(i: number): boolean {
+    return this.#ended[this.#check(i)];
+  }
+
+  get allEnded(): boolean {
+    return this.#endedCount === this.channels.length;
+  }
+
+  /** Whether `pollNext` has something to do right now (a frame, or a close to report). */
+  hasReady(): boolean {
+    for (let i = 0; i < this.channels.length; i++) {
+      if (!this.#blocked[i] && !this.#ended[i] && this.channels[i].isReady()) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Resolves when `pollNext` may have something: a write on any channel (blocked ones included),
+   * a close, a `wake()`, or the timeout. Returns at once if something is ready already. Does not
+   * block the event loop (Atomics.waitAsync + a keep-alive timer). One wait at a time.
+   * Rejects with ChannelClosedError if the gate or its doorbell is (or gets) closed.
+   */
+  async waitAsync(timeoutMs = Infinity): Promise<void> {
+    this.#throwIfClosed();
+    const seen = this.doorbell.sequence();
+    if (this.#spinUntilReady()) return;
+    await this.doorbell.parkAsync(seen, timeoutMs);
+    this.#throwIfClosed();
+  }
+
+  /**
+   * Blocking variant of {@link waitAsync} (Atomics.wait). Returns false if the timeout elapsed
+   * with no ring of the doorbell.
+   */
+  waitSync(timeoutMs = Infinity): boolean {
+    this.#throwIfClosed();
+    const seen = this.doorbell.sequence();
+    if (this.#spinUntilReady()) return true;
+    const outcome = this.doorbell.parkSync(seen, timeoutMs);
+    this.#throwIfClosed();
+    return outcome !== 'timed-out';
+  }
+
+  /** Any thread (through the doorbell): makes a pending or the next wait return. */
+  wake(): void {
+    this.doorbell.wake();
+  }
+
+  /** Closes every input channel (waking parked producers) and the doorbell (waking a parked wait). */
+  close(): void {
+    if (this.#closedLocally) return;
+    this.#closedLocally = true;
+    for (const channel of this.channels) channel.close();
+    this.doorbell.close();
+  }
+
+  /**
+   * Polls readiness for up to `spinMicros` (blocks the thread that long at most, also in async
+   * mode). Also returns true once the doorbell moved past `seen` (a wake or close).
+   */
+  #spinUntilReady(): boolean {
+    if (this.hasReady()) return true;
+    if (this.spinMicros === 0) return false;
+    const deadline = performance.now() + this.spinMicros / 1000;
+    do {
+      if (this.hasReady() || this.doorbell.closed) return true;
+    } while (performance.now() < deadline);
+    return false;
+  }
+
+  #throwIfClosed(): void {
+    if (this.#closedLocally) throw new ChannelClosedError('input gate closed');
+    if (this.doorbell.closed) throw new ChannelClosedError('input gate closed: its doorbell was closed');
+  }
+
+  #check(i: number): number {
+    if (!Number.isInteger(i) || i < 0 || i >= this.channels.length) {
+      throw new RangeError(`channel index ${i} out of range [0, ${this.channels.length})`);
+    }
+    return i;
+  }
+}

@@ -1,0 +1,53 @@
+/** A checkpoint that every task acknowledged and whose metadata is durable (or being made so). */
+
+import type { CheckpointKind } from './checkpoint-kind.js';
+
+/** What one task reports with its acknowledgement. All durations in ms, sizes in bytes. */
+export interface TaskCheckpointMetrics {
+  /** Time the task's inputs were blocked for alignment (0 for at-least-once and one-input tasks). */
+  readonly alignmentDurationMs: number;
+  /** Trigger to the task's first barrier; optional, counted as 0 when absent. */
+  readonly checkpointStartDelayMs?: number;
+  /** Synchronous part of the snapshot (processing stopped). */
+  readonly syncDurationMs: number;
+  /** Asynchronous part (serialising and persisting while processing went on). */
+  readonly asyncDurationMs: number;
+  /** Bytes persisted for this checkpoint by this task. */
+  readonly stateSizeBytes: number;
+}
+
+/** A task's acknowledgement: where its state went, and how long it took. */
+export interface TaskAcknowledgement {
+  /** Opaque to the coordinator: handed back to the task on restore. */
+  readonly stateHandles: unknown;
+  readonly metrics: TaskCheckpointMetrics;
+}
+
+export interface DurationStats {
+  readonly max: number;
+  readonly sum: number;
+}
+
+export interface CheckpointStats {
+  /** Trigger to the last acknowledgement. */
+  readonly endToEndDurationMs: number;
+  readonly maxAlignmentDurationMs: number;
+  readonly maxCheckpointStartDelayMs: number;
+  readonly syncDurationMs: DurationStats;
+  readonly asyncDurationMs: DurationStats;
+  /** Sum over tasks. */
+  readonly stateSizeBytes: number;
+  readonly acknowledgedTasks: number;
+}
+
+export interface CompletedCheckpoint {
+  readonly checkpointId: number;
+  readonly kind: CheckpointKind;
+  /** Trigger time, ms since the epoch (the barrier's timestamp). */
+  readonly timestamp: number;
+  /** When the last acknowledgement arrived, ms since the epoch. */
+  readonly completionTimestamp: number;
+  /** Task key (`taskKey(id)`) → the state handles it acknowledged. */
+  readonly taskStates: Readonly<Record<string, unknown>>;
+  readonly stats: CheckpointStats;
+}

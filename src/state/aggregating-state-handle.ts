@@ -1,0 +1,47 @@
+/**
+ * Heap AggregatingState handle. Stores the accumulator. `add` and `get` are in-place touches
+ * when the accumulator is an object (`add` may mutate it; `getResult` may return it).
+ */
+
+import type { AggregateFunction, AggregatingState } from '../api/functions.js';
+import { isMutable } from './copy-value.js';
+import type { HeapStateCore } from './heap-state-core.js';
+import type { StateTable } from './state-table.js';
+
+export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, OUT> {
+  readonly kind = 'aggregating' as const;
+  readonly #core: HeapStateCore;
+  readonly #table: StateTable;
+  readonly #fn: AggregateFunction<IN, ACC, OUT>;
+
+  constructor(core: HeapStateCore, table: StateTable, fn: AggregateFunction<IN, ACC, OUT>) {
+    this.#core = core;
+    this.#table = table;
+    this.#fn = fn;
+  }
+
+  add(value: IN): void {
+    const core = this.#core;
+    const e = core.find(this.#table);
+    if (e === undefined) {
+      core.insert(this.#table, this.#fn.add(value, this.#fn.createAccumulator()));
+      return;
+    }
+    if (isMutable(e.value)) core.touchForMutation(this.#table, e);
+    else core.touchForOverwrite(this.#table, e);
+    e.value = this.#fn.add(value, e.value as ACC);
+    e.expiresAt = core.expiresAt(this.#table);
+  }
+
+  get(): OUT | undefined {
+    const e = this.#core.find(this.#table);
+    if (e === undefined) return undefined;
+    if (isMutable(e.value)) this.#core.touchForMutation(this.#table, e);
+    return this.#fn.getResult(e.value as ACC);
+  }
+
+  clear(): void {
+    const e = this.#core.find(this.#table);
+    if (e !== undefined) this.#core.remove(this.#table, e);
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The mutable core of the heap keyed state backend: the current key, the state tables, and the
+ * copy-on-write bookkeeping that lets a snapshot be taken in O(1) at the barrier.
+ *
+ * ## Copy-on-write by write epochs (after Flink's CopyOnWriteStateMap, without its table copy)
+ *
+ * - `epoch` counts snapshots: taking a snapshot gives it `version = epoch` and increments
+ *   `epoch`. Every entry records in `version` the epoch of its last *touch*.
+ * - A snapshot S sees an entry as it was at the end of epoch `S.version`. It never copies the
+ *   tables: at serialization time it reads the live tables, and takes any entry whose
+ *   `version <= S.version` as it is (untouched since the barrier, hence unchanged).
+ * - The first touch of an entry in an epoch (`entry.version !== epoch`) checks whether a live
+ *   snapshot still needs the entry's current value (`entry.version <= maxLiveVersion`). If so it
+ *   makes a *preimage* (the value as it was at those barriers) and gives it to every live
+ *   snapshot with `version >= entry.version`, newest first. All later touches in the same epoch
+ *   cost one integer comparison.
+ * - A live entry with `version > S.version` was touched after S's barrier: S uses its preimage,
+ *   or, if it has none, the entry did not exist at the barrier (inserted later) and is skipped.
+ *   Entries deleted after the barrier survive as preimages.
+ *
+ * ## What counts as a touch (the mutation rule)
+ *
+ * User code may mutate any object it got from state (`const o = s.value(); o.n++`, with or
+ * without `update(o)`), and reduce/aggregate functions may mutate and return their accumulator.
+ * So a touch happens on every write AND on every read that hands a mutable object (anything
+ * `typeof 'object'`) to user code. Reads of primitives are free.
+ * - In-place touches (reads of objects, list `add`, map `put`, reduce/aggregate `add`) give the
+ *   snapshot a deep copy (`copyValue`): O(size of that key's value), once per key per epoch,
+ *   and only while a snapshot is live.
+ * - Overwrites and removals (value `update`, list `update`, `clear`) move the old value into the
+ *   preimage without copying: user code has had no reference to it since the barrier (any read
+ *   would have been a touch).
+ * Out of contract (the same as Flink's heap backend with object reuse): keeping an object read
+ * from state across records and mutating it later, and storing one object under two keys.
+ *
+ * Costs: `snapshot()` is O(number of state names + pending incremental epochs), independent of
+ * the number of keys; the hot path pays one comparison per access, plus, per key and epoch while
+ * a snapshot is live, one preimage (a copy for in-place touches) and, with incremental
+ * snapshots, one dirty-set insertion.
+ */
+
+import { KeyGroupOutOfRangeError, StateAccessError } from '../errors.js';
+import { describeKey, internalKeyOf } from './internal-key.js';
+import type { KeyGroupRange } from './key-groups.js';
+import { assignToKeyGroup } from './key-groups.js';
+import type { StateEntry, StateKind } from './state-entry.js';
+import { StateTable } from './state-table.js';
+
+/** What the core needs from a snapshot to hand it preimages. */
+export interface CopyOnWriteSnapshot {
+  /** The epoch whose end this snapshot captures. */
+  readonly version: number;
+  /** Called at most once per (group, table, internal key) for this snapshot. */
+  addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void;
+}
+
+/** Keys touched in one epoch, kept for incremental snapshots until a later checkpoint is confirmed. */
+export interface DirtyEpoch {
+  /** The checkpoint whose snapshot closed this epoch. */
+  readonly checkpointId: number;
+  /** The epoch number (= that snapshot's version). */
+  readonly version: number;
+  /** Table → group index → internal key → user key. */
+  readonly dirty: ReadonlyMap<StateTable, Map<number, Map<unknown, unknown>>>;
+}
+
+/** Work counters, for tests and metrics. Monotonic. */
+export interface CopyOnWriteCounters {
+  /** Preimages made (one per key per epoch while a snapshot needed it). */
+  preimages: number;
+  /** Preimages that needed a deep copy (in-place touches). */
+  valuesCopied: number;
+  /** Units of work done by synchronous snapshot parts (tables swapped + epochs listed), summed. */
+  snapshotSyncWork: number;
+  /** Entries visited while serializing snapshots (async part). */
+  entriesSerialized: number;
+}
+
+export interface HeapStateCoreOptions {
+  readonly maxParallelism: number;
+  readonly keyGroupRange: KeyGroupRange;
+  readonly clock: () => number;
+  readonly incremental: boolean;
+  readonly operatorName: string;
+}
+
+export class HeapStateCore {
+  readonly maxParallelism: number;
+  readonly range: KeyGroupRange;
+  readonly clock: () => number;
+  /** When false no dirty keys are tracked and every snapshot is full. */
+  readonly incremental: boolean;
+  readonly operatorName: string;
+  /** Number of key groups in the range (0 for an empty range). */
+  readonly groupCount: number;
+  readonly tables = new Map<string, StateTable>();
+
+  /** The current user key; meaningful only when `groupIndex >= 0`. */
+  currentKey: unknown = undefined;
+  /** The current key's internal key (see `internal-key.ts`). */
+  internalKey: unknown = undefined;
+  /** The current key's group index (key group − range start); −1 before the first `setCurrentKey`. */
+  groupIndex = -1;
+
+  /** Current write epoch. Invariant: every entry's `version <= epoch`. */
+  epoch = 1;
+  /** Live snapshots, ascending by version (snapshots are taken in epoch order). */
+  readonly live: CopyOnWriteSnapshot[] = [];
+  /** Version of the newest live snapshot, 0 when none: entries with `version <= maxLiveVersion` may be needed. */
+  maxLiveVersion = 0;
+  /** Dirty epochs since the last confirmed checkpoint, ascending (incremental only). */
+  pendingEpochs: DirtyEpoch[] = [];
+  /** Base of the next delta: the newest checkpoint confirmed complete (or restored). */
+  lastConfirmedCheckpointId: number | undefined = undefined;
+
+  readonly counters: CopyOnWriteCounters = {
+    preimages: 0,
+    valuesCopied: 0,
+    snapshotSyncWork: 0,
+    entriesSerialized: 0,
+  };
+
+  constructor(options: HeapStateCoreOptions) {
+    this.maxParallelism = options.maxParallelism;
+    this.range = options.keyGroupRange;
+    this.clock = options.clock;
+    this.incremental = options.incremental;
+    this.operatorName = options.operatorName;
+    this.groupCount = Math.max(0, options.keyGroupRange.end - options.keyGroupRange.start + 1);
+  }
+
+  /**
+   * Sets the key that state handles read and write. Computes the key's group once per key
+   * switch. Cost: a string/number hash; composite keys build their canonical string twice.
+   * Throws KeyNotSerializableError or KeyGroupOutOfRangeError (the key is left unset then).
+   */
+  setCurrentKey(key: unknown): void {
+    // Primitives compare by value; objects are re-hashed every time (they may have been mutated).
+    if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
+    this.groupIndex = -1;
+    const internalKey = internalKeyOf(key, this.operatorName);
+    const keyGroup = assignToKeyGroup(key, this.maxParallelism, this.operatorName);
+    if (keyGroup < this.range.start || keyGroup > this.range.end) {
+      throw new KeyGroupOutOfRangeError(keyGroup, this.range.start, this.range.end, describeKey(key));
+    }
+    this.currentKey = key;
+    this.internalKey = internalKey;
+    this.groupIndex = keyGroup - this.range.start;
+  }
+
+  /** The table of `name`, created on first use; throws if `name` is registered with another kind. */
+  table(name: string, kind: StateKind): StateTable {
+    let t = this.tables.get(name);
+    if (t === undefined) {
+      t = new StateTable(name, kind, this.groupCount);
+      this.tables.set(name, t);
+    } else if (t.kind !== kind) {
+      throw new StateAccessError(
+        `state '${name}' is ${t.kind} state; it cannot also be used as ${kind} state`,
+      );
+    }
+    return t;
+  }
+
+  /**
+   * The current key's entry in `table`, or undefined. An expired entry is removed (a write, so it
+   * is preserved for live snapshots) and not returned. Cost: one array index + one Map lookup,
+   * plus a clock read when the state has a TTL.
+   */
+  find(table: StateTable): StateEntry | undefined {
+    const g = this.groupIndex;
+    if (g < 0) throw new StateAccessError(`keyed state '${table.name}' accessed with no current key`);
+    const m = table.groups[g];
+    if (m === undefined) return undefined;
+    const e = m.get(this.internalKey);
+    if (e === undefined) return undefined;
+    if (e.expiresAt !== Number.POSITIVE_INFINITY && e.expiresAt <= this.clock()) {
+      this.removeAt(table, g, this.internalKey, e);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Call before user code may mutate `e.value` in place or receive it. Keeps `e.value`'s identity. */
+  touchForMutation(table: StateTable, e: StateEntry): void {
+    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, this.internalKey, e, true);
+  }
+
+  /** Call before replacing `e.value` entirely: the old value moves to live snapshots uncopied. */
+  touchForOverwrite(table: StateTable, e: StateEntry): void {
+    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, this.internalKey, e, false);
+  }
+
+  /** Expiry time for an entry written now. */
+  expiresAt(table: StateTable): number {
+    return table.ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock() + table.ttlMs;
+  }
+
+  /** Creates the current key's entry (the caller checked that there is none). */
+  insert(table: StateTable, value: unknown): StateEntry {
+    const g = this.groupIndex;
+    let m = table.groups[g];
+    if (m === undefined) table.groups[g] = m = new Map();
+    const e: StateEntry = {
+      key: this.currentKey,
+      value,
+      version: this.epoch,
+      expiresAt: this.expiresAt(table),
+    };
+    m.set(this.internalKey, e);
+    if (this.incremental) this.#markDirty(table, g, this.internalKey, this.currentKey);
+    return e;
+  }
+
+  /** Removes the current key's entry `e`. */
+  remove(table: StateTable, e: StateEntry): void {
+    this.removeAt(table, this.groupIndex, this.internalKey, e);
+  }
+
+  /** Removes entry `e` stored under (group, internal key); used for any key (TTL clean-up). */
+  removeAt(table: StateTable, groupIndex: number, internalKey: unknown, e: StateEntry): void {
+    if (e.version !== this.epoch) this.#firstTouch(table, groupIndex, internalKey, e, false);
+    table.groups[groupIndex]?.delete(internalKey);
+  }
+
+  #firstTouch(table: StateTable, g: number, internalKey: unknown, e: StateEntry, copy: boolean): void {
+    if (e.version <= this.maxLiveVersion) {
+      const preimage: StateEntry = {
+        key: e.key,
+        value: copy ? table.copyValue(e.value) : e.value,
+        version: e.version,
+        expiresAt: e.expiresAt,
+      };
+      // Newest first; snapshots older than the entry's last touch already hold their preimage.
+      for (let i = this.live.length - 1; i >= 0; i--) {
+        const s = this.live[i];
+        if (s.version < e.version) break;
+        s.addPreimage(g, table, internalKey, preimage);
+      }
+      this.counters.preimages++;
+      if (copy) this.counters.valuesCopied++;
+    }
+    if (this.incremental) this.#markDirty(table, g, internalKey, e.key);
+    e.version = this.epoch;
+  }
+
+  #markDirty(table: StateTable, g: number, internalKey: unknown, userKey: unknown): void {
+    let d = table.dirty.get(g);
+    if (d === undefined) table.dirty.set(g, (d = new Map()));
+    d.set(internalKey, userKey);
+  }
+
+  /**
+   * The synchronous part of a snapshot: closes the current epoch. Returns the snapshot's version,
+   * the delta base and the dirty epochs the delta must cover. O(tables + pending epochs).
+   */
+  beginSnapshot(checkpointId: number): {
+    version: number;
+    baseCheckpointId: number | undefined;
+    epochs: readonly DirtyEpoch[];
+  } {
+    const version = this.epoch;
+    this.epoch = version + 1;
+    let work = 1;
+    if (!this.incremental) {
+      this.counters.snapshotSyncWork += work;
+      return { version, baseCheckpointId: undefined, epochs: [] };
+    }
+    const dirty = new Map<StateTable, Map<number, Map<unknown, unknown>>>();
+    for (const t of this.tables.values()) {
+      work++;
+      if (t.dirty.size > 0) {
+        dirty.set(t, t.dirty);
+        t.dirty = new Map();
+      }
+    }
+    this.pendingEpochs.push({ checkpointId, version, dirty });
+    work += this.pendingEpochs.length;
+    this.counters.snapshotSyncWork += work;
+    return { version, baseCheckpointId: this.lastConfirmedCheckpointId, epochs: this.pendingEpochs.slice() };
+  }
+
+  /** Registers a snapshot for copy-on-write. Must be called right after `beginSnapshot`. */
+  addLive(s: CopyOnWriteSnapshot): void {
+    this.live.push(s);
+    this.maxLiveVersion = s.version;
+  }
+
+  /** Stops copy-on-write for `s`. Idempotent. */
+  removeLive(s: CopyOnWriteSnapshot): void {
+    const i = this.live.indexOf(s);
+    if (i < 0) return;
+    this.live.splice(i, 1);
+    this.maxLiveVersion = this.live.length > 0 ? this.live[this.live.length - 1].version : 0;
+  }
+
+  /**
+   * Checkpoint `checkpointId` is complete: later deltas are based on it, and the dirty epochs up
+   * to it are dropped. Unknown ids (aborted, not taken by this backend) are ignored.
+   */
+  confirm(checkpointId: number): void {
+    const i = this.pendingEpochs.findIndex((e) => e.checkpointId === checkpointId);
+    if (i < 0) return;
+    this.pendingEpochs.splice(0, i + 1);
+    this.lastConfirmedCheckpointId = checkpointId;
+  }
+}

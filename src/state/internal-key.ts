@@ -1,0 +1,49 @@
+/**
+ * Internal keys: the JS `Map` key under which a user key (a record key, or a MapState key) is
+ * stored.
+ *
+ * The encoding is injective over everything {@link canonicalKey} accepts, so two keys share state
+ * exactly when their canonical values are equal:
+ * - numbers, booleans, bigints: themselves (`Map` compares them by value; `-0` and `0` are one key).
+ * - strings: themselves, except that a string starting with U+0000 gets the prefix `"\0s"`.
+ * - arrays, plain objects, null: `"\0c"` + their canonical string.
+ * No plain string starts with U+0000 after this, so escaped strings and composites cannot collide
+ * with plain strings or with each other.
+ *
+ * Cost: primitives are free (one `charCodeAt` for strings); composites allocate their canonical
+ * string (the key-group hash computes it a second time, see {@link assignToKeyGroup}).
+ */
+
+import { canonicalKey } from './key-groups.js';
+
+export function internalKeyOf(key: unknown, operator?: string): unknown {
+  switch (typeof key) {
+    case 'string':
+      return key.length > 0 && key.charCodeAt(0) === 0 ? `\u0000s${key}` : key;
+    case 'number':
+      // canonicalKey rejects NaN with a KeyNotSerializableError.
+      return Number.isNaN(key) ? canonicalKey(key, operator) : key;
+    case 'boolean':
+    case 'bigint':
+      return key;
+    default:
+      return `\u0000c${canonicalKey(key, operator)}`;
+  }
+}
+
+/** True when `internalKey` is not the user key itself (escaped string or composite). */
+export function isEscapedKey(internalKey: unknown): internalKey is string {
+  return typeof internalKey === 'string' && internalKey.length > 0 && internalKey.charCodeAt(0) === 0;
+}
+
+/** Short printable form of a key for error messages. */
+export function describeKey(key: unknown): string {
+  let s: string;
+  try {
+    s = typeof key === 'bigint' ? `${key}n` : typeof key === 'string' ? JSON.stringify(key) : String(key);
+    if (typeof key === 'object' && key !== null) s = JSON.stringify(key) ?? s;
+  } catch (err) {
+    s = `<${typeof key}: ${(err as Error).message}>`;
+  }
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}

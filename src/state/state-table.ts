@@ -1,0 +1,50 @@
+/**
+ * A StateTable holds every key's entry of one named keyed state, partitioned by key group:
+ * the heap backend's storage is key group → state name → key → entry, and a table is the
+ * "state name" level seen from the side of its handle (a handle reaches its entries with one
+ * array index and one `Map` lookup).
+ */
+
+import { copyValue } from './copy-value.js';
+import { MapStateValue } from './map-state-value.js';
+import type { StateEntry, StateKind } from './state-entry.js';
+
+export class StateTable {
+  readonly name: string;
+  readonly kind: StateKind;
+  /** TTL of this state in ms, or undefined. Set by the handle that registers the state. */
+  ttlMs: number | undefined;
+  /** Live entries: index = key group − range start, then internal key → entry. */
+  readonly groups: (Map<unknown, StateEntry> | undefined)[];
+  /**
+   * Keys first touched in the current epoch (only when the backend tracks changes for
+   * incremental snapshots): group index → internal key → user key. Swapped out, O(1), by each
+   * snapshot.
+   */
+  dirty: Map<number, Map<unknown, unknown>> = new Map();
+
+  constructor(name: string, kind: StateKind, groupCount: number) {
+    this.name = name;
+    this.kind = kind;
+    this.groups = new Array(groupCount);
+  }
+
+  /** Deep copy of a value in this kind's in-memory form. Cost: O(size of the value). */
+  copyValue(value: unknown): unknown {
+    return this.kind === 'map' ? (value as MapStateValue).copy() : copyValue(value);
+  }
+
+  /** Plain-data form of a value for msgpack. Cost: O(1), except map state: O(entries). */
+  toWire(value: unknown): unknown {
+    return this.kind === 'map' ? (value as MapStateValue).toWire() : value;
+  }
+
+  fromWire(wire: unknown): unknown {
+    if (this.kind === 'map') {
+      if (!Array.isArray(wire)) throw new TypeError('map state value is not an array');
+      return MapStateValue.fromWire(wire);
+    }
+    if (this.kind === 'list' && !Array.isArray(wire)) throw new TypeError('list state value is not an array');
+    return wire;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Exactly-once state under failure: a keyed running sum and count over a rate-limited sequence,
+ * with checkpoints every 100 ms and one failure injected on the first attempt. The job must end
+ * with exactly the output it would have had without the failure.
+ */
+import { describe, expect, it } from 'vitest';
+import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
+import { finalByKey, fixture, threadCount } from './helpers.js';
+
+const N = 6000;
+const KEYS = 10;
+
+function expected(): Map<number, { sum: number; count: number }> {
+  const m = new Map<number, { sum: number; count: number }>();
+  for (let x = 0; x < N; x++) {
+    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
+    e.sum += x;
+    e.count++;
+    m.set(x % KEYS, e);
+  }
+  return m;
+}
+
+async function run(failure: string, options: JobOptions & { at?: number }) {
+  const restoredFrom: (number | undefined)[] = [];
+  const client = await startJob(fixture('checkpointed-sum.mjs'), {
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+    ...options,
+    args: { failure, n: String(N), keys: String(KEYS), at: String(options.at ?? 0.6) },
+  });
+  client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+    if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
+  });
+  const result = await client.done;
+  return { result, restoredFrom, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
+}
+
+describe('exactly-once under failure', () => {
+  for (const parallelism of [1, 2, 3]) {
+    it.each([
+      ['throw', 1],
+      ['exit', 1],
+      ['snapshot', 1],
+      ['restore', 2],
+    ])(
+      `p=${parallelism}: a %s failure restores from a checkpoint and the output is exact`,
+      async (failure, restarts) => {
+        const { result, restoredFrom, sums } = await run(failure, {
+          parallelism,
+          checkpointing: { interval: 100, mode: 'exactly-once' },
+        });
+        expect(result.restarts).toBe(restarts);
+        // recovery used a completed checkpoint, not a fresh start
+        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
+        // each (key, count) exactly once, and every key's final sum and count exact
+        expect(sums).toHaveLength(N);
+        expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
+        const finals = finalByKey(sums, (s) => s.count);
+        for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+        expect(result.checkpoints.length).toBeGreaterThan(0);
+        expect(result.checkpoints.every((c) => c.durationMs >= 0 && c.bytes > 0)).toBe(true);
+      },
+    );
+  }
+
+  it('seeded random failure points (fraction of input, failure kind) give exact output', async () => {
+    let seed = 0x5eed;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    for (let i = 0; i < 3; i++) {
+      const failure = ['throw', 'exit', 'snapshot'][Math.floor(next() * 3)];
+      const at = 0.3 + next() * 0.6;
+      const { sums } = await run(failure, { parallelism: 2, at, checkpointing: { interval: 100 } });
+      expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size, `${failure} at ${at}`).toBe(N);
+      expect(sums, `${failure} at ${at}`).toHaveLength(N);
+    }
+  });
+});
+
+describe('at-least-once under failure', () => {
+  it('loses nothing', async () => {
+    const { result, sums } = await run('throw', {
+      parallelism: 2,
+      checkpointing: { interval: 100, mode: 'at-least-once' },
+    });
+    expect(result.restarts).toBe(1);
+    const seen = new Set(sums.map((s) => `${s.key}/${s.count}`));
+    for (const [key, e] of expected())
+      for (let c = 1; c <= e.count; c++) expect(seen.has(`${key}/${c}`)).toBe(true);
+  });
+});
+
+describe('giving up', () => {
+  it('fails with the last cause when the restart strategy gives up, leaving no thread behind', async () => {
+    const before = threadCount();
+    const error = await run('throw', {
+      parallelism: 2,
+      checkpointing: { interval: 100 },
+      restartStrategy: { type: 'none' },
+    }).catch((e) => e);
+    expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.cause.message).toMatch(/injected failure/);
+    expect(threadCount()).toBe(before);
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { FixedDelayRestartStrategy, NoRestartStrategy } from '../../../src/coordinator/restart-strategy.js';
+import { decideFailover, planRestore } from '../../../src/coordinator/restore-planning.js';
+import { CheckpointDeclinedError, InvalidOptionError, TaskFailureError } from '../../../src/errors.js';
+
+describe('planRestore', () => {
+  it('restores the newest usable checkpoint, whatever the input order', () => {
+    const plan = planRestore({
+      candidates: [{ checkpointId: 3 }, { checkpointId: 7 }, { checkpointId: 5 }],
+      request: 'latest',
+    });
+    expect(plan).toEqual({ kind: 'restore', checkpoint: { checkpointId: 7 }, warnings: [] });
+  });
+
+  it('falls back past unusable checkpoints, with one warning each', () => {
+    const plan = planRestore({
+      candidates: [
+        { checkpointId: 5 },
+        { checkpointId: 7, problem: 'bad checksum' },
+        { checkpointId: 6, problem: 'missing chunk' },
+      ],
+      request: 'latest',
+    });
+    expect(plan).toEqual({
+      kind: 'restore',
+      checkpoint: { checkpointId: 5 },
+      warnings: [
+        { kind: 'skipped-unusable-checkpoint', checkpointId: 7, problem: 'bad checksum' },
+        { kind: 'skipped-unusable-checkpoint', checkpointId: 6, problem: 'missing chunk' },
+      ],
+    });
+  });
+
+  it('no checkpoint: a fresh start for latest, a failure for an explicit location', () => {
+    expect(planRestore({ candidates: [], request: 'latest' })).toEqual({
+      kind: 'fresh-start',
+      reason: 'no-checkpoints',
+      warnings: [],
+    });
+    expect(planRestore({ candidates: [], request: 'explicit' })).toMatchObject({ kind: 'fail' });
+  });
+
+  it('checkpoints exist but none is usable: fail, never start fresh', () => {
+    const plan = planRestore({ candidates: [{ checkpointId: 2, problem: 'corrupt' }], request: 'latest' });
+    expect(plan).toMatchObject({ kind: 'fail', message: expect.stringMatching(/none of the 1 checkpoint/) });
+    expect(plan.warnings).toHaveLength(1);
+  });
+});
+
+describe('decideFailover', () => {
+  const taskFailure = new TaskFailureError('map (1/2)', 'map', 'boom', undefined);
+
+  it('task failures restart from the latest completed checkpoint, or from the beginning', () => {
+    const strategy = new FixedDelayRestartStrategy({ attempts: 2, delay: 250 });
+    expect(
+      decideFailover({ error: taskFailure, nowMs: 0, strategy, latestCompletedCheckpointId: 4 }),
+    ).toEqual({
+      kind: 'restart',
+      delayMs: 250,
+      attempt: 1,
+      restoreFrom: { kind: 'checkpoint', checkpointId: 4 },
+    });
+    expect(
+      decideFailover({
+        error: new Error('plain'),
+        nowMs: 1,
+        strategy,
+        latestCompletedCheckpointId: undefined,
+      }),
+    ).toMatchObject({
+      kind: 'restart',
+      attempt: 2,
+      restoreFrom: { kind: 'fresh-start' },
+    });
+    expect(
+      decideFailover({ error: taskFailure, nowMs: 2, strategy, latestCompletedCheckpointId: 4 }),
+    ).toEqual({
+      kind: 'fail-job',
+      reason: 'restarts-exhausted',
+      error: taskFailure,
+    });
+  });
+
+  it('fatal errors fail the job without using up a restart attempt', () => {
+    const strategy = new FixedDelayRestartStrategy({ attempts: 1 });
+    const fatal = new InvalidOptionError('parallelism', 'must be >= 1');
+    expect(decideFailover({ error: fatal, nowMs: 0, strategy, latestCompletedCheckpointId: 1 })).toEqual({
+      kind: 'fail-job',
+      reason: 'fatal-error',
+      error: fatal,
+    });
+    expect(strategy.restarts).toBe(0);
+    expect(
+      decideFailover({ error: taskFailure, nowMs: 0, strategy, latestCompletedCheckpointId: 1 }).kind,
+    ).toBe('restart');
+  });
+
+  it('a checkpoint decline does not fail the job; no strategy gives up at once', () => {
+    const decline = new CheckpointDeclinedError(3, 'expired', 'too slow');
+    expect(
+      decideFailover({
+        error: decline,
+        nowMs: 0,
+        strategy: new NoRestartStrategy(),
+        latestCompletedCheckpointId: 1,
+      }),
+    ).toEqual({ kind: 'continue' });
+    expect(
+      decideFailover({
+        error: taskFailure,
+        nowMs: 0,
+        strategy: new NoRestartStrategy(),
+        latestCompletedCheckpointId: 1,
+      }),
+    ).toMatchObject({ kind: 'fail-job', reason: 'restarts-exhausted' });
+  });
+});

@@ -1,0 +1,326 @@
+/**
+ * Property: random operation sequences (including in-place mutation of objects read from state,
+ * TTL expiry, and serialization interleaved with later writes) against a reference model. Every
+ * snapshot, restored from its full serialization AND from its incremental chain (full base +
+ * deltas), equals the model's state at its barrier.
+ */
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import type {
+  HeapKeyedStateSnapshot,
+  SerializedKeyedState,
+} from '../../../src/state/heap-keyed-state-snapshot.js';
+import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
+import { canonicalKey } from '../../../src/state/key-groups.js';
+import {
+  countSum,
+  type Dump,
+  dumpBackend,
+  reduceSum,
+  type Schema,
+  sortEntries,
+} from './state-test-helpers.js';
+
+const MAX_P = 16;
+const RANGE = { start: 0, end: MAX_P - 1 };
+const TTL = 10;
+const SCHEMA: Schema = { v: 'value', t: 'value', l: 'list', m: 'map', r: 'reducing', a: 'aggregating' };
+
+type Op =
+  | {
+      op: 'vset' | 'vmut' | 'vmutUpdate' | 'tset' | 'ladd' | 'radd' | 'aadd' | 'amut';
+      key: unknown;
+      n: number;
+    }
+  | { op: 'vclear' | 'lclear' | 'lmut' | 'mclear' | 'rclear' | 'aclear' | 'tread'; key: unknown }
+  | { op: 'lupdate'; key: unknown; ns: number[] }
+  | { op: 'mput' | 'mmut'; key: unknown; mk: string; n: number }
+  | { op: 'mremove'; key: unknown; mk: string }
+  | { op: 'tick'; ms: number }
+  | { op: 'snapshot' }
+  | { op: 'serialize'; pick: number; confirm: boolean }
+  | { op: 'release'; pick: number };
+
+const keyArb = fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom('x', 'y', ['c', 1], { z: true }));
+const n = fc.integer({ min: -5, max: 5 });
+const mk = fc.constantFrom('p', 'q', 'r');
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      op: fc.constantFrom('vset', 'vmut', 'vmutUpdate', 'tset', 'ladd', 'radd', 'aadd', 'amut'),
+      key: keyArb,
+      n,
+    }),
+    weight: 8,
+  },
+  {
+    arbitrary: fc.record({
+      op: fc.constantFrom('vclear', 'lclear', 'lmut', 'mclear', 'rclear', 'aclear', 'tread'),
+      key: keyArb,
+    }),
+    weight: 4,
+  },
+  {
+    arbitrary: fc.record({ op: fc.constant('lupdate'), key: keyArb, ns: fc.array(n, { maxLength: 3 }) }),
+    weight: 1,
+  },
+  { arbitrary: fc.record({ op: fc.constantFrom('mput', 'mmut'), key: keyArb, mk, n }), weight: 4 },
+  { arbitrary: fc.record({ op: fc.constant('mremove'), key: keyArb, mk }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('tick'), ms: fc.integer({ min: 0, max: 6 }) }), weight: 2 },
+  { arbitrary: fc.record({ op: fc.constant('snapshot') }), weight: 3 },
+  {
+    arbitrary: fc.record({ op: fc.constant('serialize'), pick: fc.nat(), confirm: fc.boolean() }),
+    weight: 3,
+  },
+  { arbitrary: fc.record({ op: fc.constant('release'), pick: fc.nat() }), weight: 1 },
+) as fc.Arbitrary<Op>;
+
+/** The reference model: name → canonical key → value (TTL state keeps { value, expiresAt }). */
+class Model {
+  readonly states: Record<string, Map<string, unknown>> = {};
+  now = 0;
+  get(name: string): Map<string, unknown> {
+    this.states[name] ??= new Map();
+    return this.states[name];
+  }
+  /** The model as a Dump at time `at` (TTL entries expired at `at` are gone). */
+  dump(at: number): Dump {
+    const out: Dump = {};
+    for (const [name, m] of Object.entries(this.states)) {
+      const byKey: Record<string, unknown> = {};
+      for (const [k, v] of m) {
+        if (name === 't') {
+          const tv = v as { value: unknown; expiresAt: number };
+          if (tv.expiresAt > at) byKey[k] = structuredClone(tv.value);
+        } else if (name === 'm') {
+          byKey[k] = structuredClone(sortEntries([...(v as Map<string, unknown>)]));
+        } else {
+          byKey[k] = structuredClone(v);
+        }
+      }
+      if (Object.keys(byKey).length > 0) out[name] = byKey;
+    }
+    return out;
+  }
+}
+
+interface Taken {
+  snap: HeapKeyedStateSnapshot;
+  expected: Dump;
+  full?: SerializedKeyedState;
+  delta?: SerializedKeyedState;
+}
+
+function apply(b: HeapKeyedStateBackend, model: Model, o: Op & { key: unknown }): void {
+  b.setCurrentKey(o.key);
+  const ck = canonicalKey(o.key);
+  const v = b.value<{ n: number }>('v');
+  const t = b.value<number>('t', { ttlMs: TTL });
+  const l = b.list<{ n: number }>('l');
+  const m = b.map<string, { n: number }>('m');
+  const r = b.reducing('r', reduceSum);
+  const a = b.aggregating('a', countSum);
+  switch (o.op) {
+    case 'vset':
+      v.update({ n: o.n });
+      model.get('v').set(ck, { n: o.n });
+      return;
+    case 'vmut':
+    case 'vmutUpdate': {
+      const cur = v.value();
+      const mv = model.get('v').get(ck) as { n: number } | undefined;
+      expect(cur).toEqual(mv);
+      if (cur && mv) {
+        cur.n += o.n;
+        mv.n += o.n;
+        if (o.op === 'vmutUpdate') v.update(cur);
+      }
+      return;
+    }
+    case 'vclear':
+      v.clear();
+      model.get('v').delete(ck);
+      return;
+    case 'tset':
+      t.update(o.n);
+      model.get('t').set(ck, { value: o.n, expiresAt: model.now + TTL });
+      return;
+    case 'tread': {
+      const mt = model.get('t').get(ck) as { value: number; expiresAt: number } | undefined;
+      expect(t.value()).toBe(mt && mt.expiresAt > model.now ? mt.value : undefined);
+      return;
+    }
+    case 'ladd': {
+      l.add({ n: o.n });
+      const ml = model.get('l');
+      ml.set(ck, [...((ml.get(ck) as unknown[]) ?? []), { n: o.n }]);
+      return;
+    }
+    case 'lupdate':
+      l.update(o.ns.map((x) => ({ n: x })));
+      if (o.ns.length === 0) model.get('l').delete(ck);
+      else
+        model.get('l').set(
+          ck,
+          o.ns.map((x) => ({ n: x })),
+        );
+      return;
+    case 'lmut': {
+      const got = l.get();
+      const ml = model.get('l').get(ck) as { n: number }[] | undefined;
+      expect(got).toEqual(ml ?? []);
+      if (got.length > 0 && ml) {
+        got[0].n += 100;
+        ml[0].n += 100;
+      }
+      return;
+    }
+    case 'lclear':
+      l.clear();
+      model.get('l').delete(ck);
+      return;
+    case 'mput': {
+      m.put(o.mk, { n: o.n });
+      const mm = model.get('m');
+      let inner = mm.get(ck) as Map<string, unknown> | undefined;
+      if (!inner) mm.set(ck, (inner = new Map()));
+      inner.set(o.mk, { n: o.n });
+      return;
+    }
+    case 'mmut': {
+      const got = m.get(o.mk);
+      const inner = model.get('m').get(ck) as Map<string, { n: number }> | undefined;
+      expect(got).toEqual(inner?.get(o.mk));
+      if (got) {
+        got.n += o.n;
+        inner!.get(o.mk)!.n += o.n;
+      }
+      return;
+    }
+    case 'mremove': {
+      m.remove(o.mk);
+      const inner = model.get('m').get(ck) as Map<string, unknown> | undefined;
+      inner?.delete(o.mk);
+      if (inner?.size === 0) model.get('m').delete(ck);
+      return;
+    }
+    case 'mclear':
+      m.clear();
+      model.get('m').delete(ck);
+      return;
+    case 'radd': {
+      r.add({ s: o.n });
+      const mr = model.get('r');
+      const cur = mr.get(ck) as { s: number } | undefined;
+      mr.set(ck, { s: (cur?.s ?? 0) + o.n });
+      return;
+    }
+    case 'rclear':
+      r.clear();
+      model.get('r').delete(ck);
+      return;
+    case 'aadd': {
+      a.add(o.n);
+      const ma = model.get('a');
+      const cur = (ma.get(ck) as { c: number; s: number } | undefined) ?? { c: 0, s: 0 };
+      ma.set(ck, { c: cur.c + 1, s: cur.s + o.n });
+      return;
+    }
+    case 'amut': {
+      const got = a.get();
+      const ma = model.get('a').get(ck) as { c: number; s: number } | undefined;
+      expect(got).toEqual(ma);
+      if (got && ma) {
+        got.s += o.n; // getResult returned the accumulator: this mutates state
+        ma.s += o.n;
+      }
+      return;
+    }
+    case 'aclear':
+      a.clear();
+      model.get('a').delete(ck);
+      return;
+  }
+}
+
+function restoreDump(chunks: KeyGroupChunk[], at: number): Dump {
+  const r = new HeapKeyedStateBackend({ maxParallelism: MAX_P, keyGroupRange: RANGE, clock: () => at });
+  r.restore(chunks);
+  return dumpBackend(r, SCHEMA);
+}
+
+/** The incremental chain of a serialized snapshot: its delta preceded by its base's chain. */
+function chainOf(taken: Taken, byId: Map<number, Taken>): KeyGroupChunk[] {
+  const d = taken.delta!;
+  if (d.metadata.kind === 'full') return [...d.chunks];
+  const base = byId.get(d.metadata.baseCheckpointId!)!;
+  return [...chainOf(base, byId), ...d.chunks];
+}
+
+describe('snapshots equal a reference model at their barrier', () => {
+  it('for random operation sequences with interleaved snapshots, serialization and mutation', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 120, size: 'max' }), async (ops) => {
+        const model = new Model();
+        const b = new HeapKeyedStateBackend({
+          maxParallelism: MAX_P,
+          keyGroupRange: RANGE,
+          clock: () => model.now,
+          incremental: true,
+        });
+        const taken: Taken[] = [];
+        const byId = new Map<number, Taken>();
+        const live: Taken[] = [];
+        let nextId = 1;
+        const serialize = async (t: Taken) => {
+          t.full = await t.snap.serialize('full');
+          t.delta = await t.snap.serialize('delta');
+          t.snap.release();
+        };
+        for (const o of ops) {
+          switch (o.op) {
+            case 'tick':
+              model.now += o.ms;
+              break;
+            case 'snapshot': {
+              const id = nextId++;
+              const t: Taken = { snap: b.snapshot(id), expected: model.dump(model.now) };
+              taken.push(t);
+              byId.set(id, t);
+              live.push(t);
+              break;
+            }
+            case 'serialize': {
+              if (live.length === 0) break;
+              const [t] = live.splice(o.pick % live.length, 1);
+              await serialize(t);
+              if (o.confirm) b.notifyCheckpointComplete(t.snap.checkpointId);
+              break;
+            }
+            case 'release': {
+              // A snapshot dropped without serialization (aborted checkpoint).
+              if (live.length === 0) break;
+              const [t] = live.splice(o.pick % live.length, 1);
+              t.snap.release();
+              taken.splice(taken.indexOf(t), 1);
+              break;
+            }
+            default:
+              apply(b, model, o);
+          }
+        }
+        for (const t of live) await serialize(t);
+        expect(b.liveSnapshots).toBe(0);
+        for (const t of taken) {
+          expect(restoreDump([...t.full!.chunks], t.snap.timestamp)).toEqual(t.expected);
+          expect(restoreDump(chainOf(t, byId), t.snap.timestamp)).toEqual(t.expected);
+        }
+        // And the live state equals the model now.
+        expect(dumpBackend(b, SCHEMA)).toEqual(model.dump(model.now));
+      }),
+      { numRuns: 200, seed: 20240601 },
+    );
+  });
+});
