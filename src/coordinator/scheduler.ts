@@ -101,7 +101,10 @@ export class Execution {
     const total = doorbells.size;
     this.#pool = new Piscina({
       filename: new URL('../worker/task-entry.js', import.meta.url).href,
-      minThreads: total,
+      // No minimum: piscina replaces a crashed worker to keep minThreads, and a replacement
+      // spawned during teardown could outlive destroy(). Tasks are all queued at once, so
+      // piscina still starts one thread per task.
+      minThreads: 0,
       maxThreads: total,
       concurrentTasksPerWorker: 1,
       idleTimeout: 1000,

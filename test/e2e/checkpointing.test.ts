@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
-import { finalByKey, fixture, threadCount } from './helpers.js';
+import { finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
 
 const N = 6000;
 const KEYS = 10;
@@ -102,6 +102,6 @@ describe('giving up', () => {
     }).catch((e) => e);
     expect(error).toBeInstanceOf(JobFailedError);
     expect(error.cause.message).toMatch(/injected failure/);
-    expect(threadCount()).toBe(before);
+    expect(await threadCountSettles(before)).toBe(before);
   });
 });

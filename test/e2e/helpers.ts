@@ -12,6 +12,20 @@ export function threadCount(): number {
   return readdirSync('/proc/self/task').length;
 }
 
+/**
+ * Resolves once the thread count is back to `expected`, or with the last count after `ms`. An
+ * exiting thread may still be tearing down for a moment after `terminate()` resolved, so the
+ * check waits for the condition (bounded) instead of reading once.
+ */
+export async function threadCountSettles(expected: number, ms = 3000): Promise<number> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const n = threadCount();
+    if (n <= expected || Date.now() > deadline) return n;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Final value per key: the record with the highest `count` (running aggregates only grow). */
 export function finalByKey<T extends { key: unknown }>(
   records: readonly T[],

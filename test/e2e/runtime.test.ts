@@ -10,7 +10,7 @@ import {
   runJob,
   TaskFailureError,
 } from '../../dist/index.js';
-import { example, finalByKey, fixture, threadCount } from './helpers.js';
+import { example, finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
 
 describe('keyed sum', () => {
   it.each([1, 2, 4])('gives exact per-key sums and counts at parallelism %i', async (parallelism) => {
@@ -136,7 +136,7 @@ describe('failures', () => {
       expect(error.cause).toBeInstanceOf(TaskFailureError);
       expect(error.cause.message).toMatch(message);
       expect(error.cause.task).toMatch(/numbers -> exploding map \(\d\/2\)/);
-      expect(threadCount()).toBe(before);
+      expect(await threadCountSettles(before)).toBe(before);
     },
   );
 
