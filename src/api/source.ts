@@ -33,6 +33,8 @@ export interface SourceReader<T> {
    * in which the barrier is emitted: no record falls between the two.
    */
   snapshotState(checkpointId: number): unknown[];
+  /** Counters reported in the job's operator metrics (e.g. `skippedLines`), summed over subtasks. */
+  metrics?(): Readonly<Record<string, number>>;
   close?(): void;
 }
 

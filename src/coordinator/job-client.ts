@@ -25,6 +25,8 @@ export interface OperatorSummary {
   readonly parallelism: number;
   readonly recordsIn: number;
   readonly recordsOut: number;
+  /** Operator-specific counters summed over subtasks (e.g. a file source's `skippedLines`). */
+  readonly counters: Readonly<Record<string, number>>;
 }
 
 export interface JobMetrics {
@@ -216,19 +218,24 @@ function summarize(
   plan: ExecutionPlan,
   metrics: ReadonlyMap<string, readonly OperatorMetrics[]>,
 ): OperatorSummary[] {
-  const byNode = new Map<number, { recordsIn: number; recordsOut: number }>();
+  type Acc = { recordsIn: number; recordsOut: number; counters: Record<string, number> };
+  const byNode = new Map<number, Acc>();
   for (const list of metrics.values()) {
     for (const m of list) {
-      const acc = byNode.get(m.nodeId) ?? { recordsIn: 0, recordsOut: 0 };
+      let acc = byNode.get(m.nodeId);
+      if (!acc) {
+        acc = { recordsIn: 0, recordsOut: 0, counters: {} };
+        byNode.set(m.nodeId, acc);
+      }
       acc.recordsIn += m.recordsIn;
       acc.recordsOut += m.recordsOut;
-      byNode.set(m.nodeId, acc);
+      for (const [k, v] of Object.entries(m.counters ?? {})) acc.counters[k] = (acc.counters[k] ?? 0) + v;
     }
   }
   const out: OperatorSummary[] = [];
   for (const v of plan.vertices) {
     for (const op of v.operators) {
-      const m = byNode.get(op.nodeId) ?? { recordsIn: 0, recordsOut: 0 };
+      const m = byNode.get(op.nodeId) ?? { recordsIn: 0, recordsOut: 0, counters: {} };
       out.push({ name: op.name, vertexId: v.vertexId, parallelism: v.parallelism, ...m });
     }
   }

@@ -56,6 +56,7 @@ function adapt(backend: HeapKeyedStateBackend): KeyedBackend {
       return backend.currentKey;
     },
     store: backend,
+    keys: (stateName) => backend.keys(stateName),
     snapshot(checkpointId) {
       const snap = backend.snapshot(checkpointId);
       return {

@@ -158,6 +158,7 @@ export class StreamTask implements BarrierHandlerActions {
       name: op.name,
       recordsIn: op.recordsIn,
       recordsOut: chain.outputs[i].count,
+      counters: op.counters(),
     }));
     this.#emit({ kind: 'finished', metrics });
     return metrics;

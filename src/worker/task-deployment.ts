@@ -67,6 +67,8 @@ export interface OperatorMetrics {
   readonly name: string;
   readonly recordsIn: number;
   readonly recordsOut: number;
+  /** Operator-specific counters (e.g. a file source's skipped lines), summed across subtasks. */
+  readonly counters?: Readonly<Record<string, number>>;
 }
 
 export interface TaskCheckpointMetrics {

@@ -12,6 +12,12 @@ export interface KeyedBackend {
   readonly currentKey: unknown;
   /** Handles scoped to the current key. */
   readonly store: KeyedStateStore;
+  /**
+   * Every key that has an entry in state `stateName` (unexpired), in no particular order. Used by
+   * operators that must rebuild an in-memory index from state on restore (timers, windows).
+   * Callers must not change state while iterating.
+   */
+  keys(stateName: string): Iterable<unknown>;
   /** Synchronous part of a snapshot: O(1) or O(changed keys). */
   snapshot(checkpointId: number): KeyedStateSnapshot;
   notifyCheckpointComplete?(checkpointId: number): void;

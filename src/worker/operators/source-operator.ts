@@ -35,6 +35,9 @@ export class SourceOperator extends AbstractStreamOperator {
   override snapshotState(checkpointId: number): OperatorSnapshot {
     return { operatorState: this.reader.snapshotState(checkpointId), keyedState: undefined };
   }
+  override counters(): Readonly<Record<string, number>> | undefined {
+    return this.reader.metrics?.();
+  }
   override close(): void {
     this.reader.close?.();
   }

@@ -50,6 +50,8 @@ export interface StreamOperator {
   notifyCheckpointComplete(checkpointId: number): void;
   notifyCheckpointAborted(checkpointId: number): void;
   close(): void;
+  /** Operator-specific counters reported with the task's metrics; undefined when none. */
+  counters(): Readonly<Record<string, number>> | undefined;
 }
 
 /** The base most operators extend: no state, no-op lifecycle. */
@@ -71,6 +73,9 @@ export abstract class AbstractStreamOperator implements StreamOperator {
   notifyCheckpointComplete(_checkpointId: number): void {}
   notifyCheckpointAborted(_checkpointId: number): void {}
   close(): void {}
+  counters(): Readonly<Record<string, number>> | undefined {
+    return undefined;
+  }
 }
 
 /**
