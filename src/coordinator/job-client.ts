@@ -85,7 +85,9 @@ export class JobClient extends EventEmitter {
     this.#jobModule = jobModule;
     this.plan = plan;
     this.options = options;
-    this.done = this.#run();
+    // Start on the next turn of the event loop: a caller that does `const c = await startJob(…);
+    // c.on('deployed', …)` attaches its listeners in microtasks before that, so it sees every event.
+    this.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#run());
     // The caller may only await `done` later; an unobserved rejection must not crash the process.
     this.done.catch(() => undefined);
   }
@@ -106,6 +108,7 @@ export class JobClient extends EventEmitter {
   }
 
   async #run(): Promise<JobResult> {
+    if (this.#cancelled) throw new JobCancelledError();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
     try {
@@ -129,6 +132,8 @@ export class JobClient extends EventEmitter {
           (task, event) => this.#onTaskEvent(task, event),
         );
         this.#execution = execution;
+        // cancel() may have run before this execution existed.
+        if (this.#cancelled) void execution.cancel();
         checkpoints?.attach(execution);
         this.emit('deployed', {
           attempt,
