@@ -131,23 +131,21 @@ async function runCommand(args: readonly string[]): Promise<number> {
     const client = await startJob(parsed.job, parsed.options);
     stop.attach(client);
     if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
-    {
-      // Progress goes to stderr, so it does not disturb --json on stdout.
-      client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
-        if (e.restoredFrom !== undefined)
-          console.error(`weir run: attempt ${e.attempt} restored from checkpoint ${e.restoredFrom}`);
-      });
-      if (parsed.verbose) {
-        client.on('checkpoint', (c: CompletedCheckpointStats) => {
-          console.error(
-            `weir run: checkpoint ${c.checkpointId} completed in ${Math.round(c.durationMs)} ms, ${c.bytes} bytes`,
-          );
-        });
-      }
-      client.on('restarting', (e: { attempt: number; cause: Error }) => {
-        console.error(`weir run: restarting (attempt ${e.attempt}): ${e.cause.message.split('\n')[0]}`);
+    // Progress goes to stderr, so it does not disturb --json on stdout.
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.restoredFrom !== undefined)
+        console.error(`weir run: attempt ${e.attempt} restored from checkpoint ${e.restoredFrom}`);
+    });
+    if (parsed.verbose) {
+      client.on('checkpoint', (c: CompletedCheckpointStats) => {
+        console.error(
+          `weir run: checkpoint ${c.checkpointId} completed in ${Math.round(c.durationMs)} ms, ${c.bytes} bytes`,
+        );
       });
     }
+    client.on('restarting', (e: { attempt: number; cause: Error }) => {
+      console.error(`weir run: restarting (attempt ${e.attempt}): ${e.cause.message.split('\n')[0]}`);
+    });
     const result = await client.done;
     if (parsed.json) console.log(JSON.stringify(jsonSummary(result)));
     else printSummary(result, Date.now() - started);

@@ -52,7 +52,13 @@ export class JobCheckpointing {
     this.#client = client;
     this.#temporaryDir = temporary ? dir : null;
     this.#storage = CheckpointStorage.open(dir);
-    this.taskConfig = { mode: c.mode, dir, incremental: false, stateBackend: client.options.stateBackend };
+    this.taskConfig = {
+      mode: c.mode,
+      dir,
+      incremental: false,
+      stateBackend: client.options.stateBackend,
+      unaligned: c.unaligned,
+    };
     this.#coordinator = new CheckpointCoordinator(
       {
         interval: c.interval,

@@ -113,10 +113,13 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
         `must be 'exactly-once' or 'at-least-once', got ${JSON.stringify(mode)}`,
       );
     }
-    if (c.unaligned) {
+    if (c.unaligned !== undefined && typeof c.unaligned !== 'boolean') {
+      throw new InvalidOptionError('checkpointing.unaligned', `must be a boolean, got ${typeof c.unaligned}`);
+    }
+    if (c.unaligned && mode !== 'exactly-once') {
       throw new InvalidOptionError(
         'checkpointing.unaligned',
-        'unaligned checkpoints are not implemented yet',
+        "unaligned checkpoints are an exactly-once variant; at-least-once never aligns (use mode: 'exactly-once')",
       );
     }
     if (c.incremental) {
@@ -133,7 +136,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     checkpointing = {
       interval: int('checkpointing.interval', c.interval, 10),
       mode,
-      unaligned: false,
+      unaligned: c.unaligned ?? false,
       timeout: c.timeout === undefined ? 600_000 : int('checkpointing.timeout', c.timeout, 1),
       minPause: c.minPause === undefined ? 0 : int('checkpointing.minPause', c.minPause, 0),
       maxConcurrent:

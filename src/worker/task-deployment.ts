@@ -9,6 +9,7 @@ import type { CheckpointingMode } from '../api/source.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
 
 export interface InputChannelDeployment {
   readonly edgeId: number;
@@ -30,6 +31,8 @@ export interface TaskCheckpointConfig {
   readonly dir: string;
   readonly incremental: boolean;
   readonly stateBackend: 'heap' | 'lmdb';
+  /** Exactly-once without alignment: in-flight records become channel state. */
+  readonly unaligned?: boolean;
 }
 
 /** State handed to a task on restore, already redistributed to this subtask. */
@@ -39,6 +42,8 @@ export interface TaskRestoreState {
   readonly operatorState: Readonly<Record<string, readonly unknown[]>>;
   /** operator uid → keyed-state chunks of the key groups this subtask owns, from every old subtask. */
   readonly keyedState: Readonly<Record<string, readonly ChunkHandle[]>>;
+  /** Unaligned checkpoints: in-flight records to replay before any new input (see channel-state-replay.ts). */
+  readonly channelState?: readonly ChannelStateChunkRef<ChunkHandle>[];
 }
 
 export interface TaskDeployment {
