@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import {
   type CompletedCheckpointStats,
   type JobClient,
+  type JobMetrics,
   type JobResult,
   startJob,
 } from '../coordinator/job-client.js';
@@ -137,6 +138,19 @@ async function runCommand(args: readonly string[]): Promise<number> {
         console.error(`weir run: attempt ${e.attempt} restored from checkpoint ${e.restoredFrom}`);
     });
     if (parsed.verbose) {
+      let last = { at: performance.now(), records: 0 };
+      client.on('metrics', (m: JobMetrics) => {
+        const records = m.operators
+          .filter((o) => client.plan.vertices[o.vertexId].operators[0].spec.kind === 'source')
+          .filter((o) => client.plan.vertices[o.vertexId].operators[0].name === o.name)
+          .reduce((a, o) => a + o.recordsOut, 0);
+        const now = performance.now();
+        const rate = ((records - last.records) * 1000) / Math.max(1, now - last.at);
+        last = { at: now, records };
+        console.error(
+          `weir run: ${records.toLocaleString('en-US')} source records, ${Math.max(0, Math.round(rate)).toLocaleString('en-US')} records/s`,
+        );
+      });
       client.on('checkpoint', (c: CompletedCheckpointStats) => {
         console.error(
           `weir run: checkpoint ${c.checkpointId} completed in ${Math.round(c.durationMs)} ms, ${c.bytes} bytes`,

@@ -99,11 +99,57 @@ export class JobClient extends EventEmitter {
     await this.done.catch(() => undefined);
   }
 
-  /** A snapshot of the job's counters so far. */
+  /**
+   * The job's counters: while it runs, the latest sample of the current attempt's tasks (taken
+   * every `metricsInterval` ms; a restart starts the counts again); once it finished, the totals
+   * of the attempt that finished.
+   */
   metrics(): JobMetrics {
     return {
       durationMs: performance.now() - this.#startedAt,
       operators: summarize(this.plan, this.#lastMetrics),
+    };
+  }
+
+  /**
+   * Samples every task's counters over its control port (answered between two turns of the
+   * task's loop) and emits `metrics` with {@link metrics}. Returns the function that stops it.
+   */
+  #sampleMetrics(execution: Execution): () => void {
+    const every = this.options.metricsInterval;
+    if (every <= 0) return () => undefined;
+    const live = new Map<string, readonly OperatorMetrics[]>();
+    let inFlight = false;
+    let stopped = false;
+    const timer = setInterval(() => {
+      if (inFlight || stopped) return;
+      inFlight = true;
+      const samples = execution.tasks.map(async (t) => {
+        let timeout: NodeJS.Timeout | undefined;
+        try {
+          const m = await Promise.race([
+            t.control.metrics(),
+            new Promise<null>((r) => {
+              timeout = setTimeout(() => r(null), every);
+            }),
+          ]);
+          if (m) live.set(t.key, m);
+        } catch {
+          // The task ended (its port is closed): its last sample or `finished` counts stand.
+        } finally {
+          clearTimeout(timeout);
+        }
+      });
+      void Promise.all(samples).then(() => {
+        inFlight = false;
+        if (stopped) return;
+        this.#lastMetrics = new Map(live);
+        this.emit('metrics', this.metrics());
+      });
+    }, every);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
     };
   }
 
@@ -139,7 +185,9 @@ export class JobClient extends EventEmitter {
           attempt,
           restoredFrom: restore ? [...restore.values()][0]?.checkpointId : undefined,
         });
+        const stopSampling = this.#sampleMetrics(execution);
         const outcome = await execution.done;
+        stopSampling();
         await checkpoints?.detach();
         switch (outcome.state) {
           case 'finished':

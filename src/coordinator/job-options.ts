@@ -64,6 +64,11 @@ export interface JobOptions {
   /** `'latest'`: the newest completed checkpoint in `checkpointing.dir`; or a checkpoint directory path. */
   readonly restoreFrom?: string;
   readonly channels?: ChannelOptions;
+  /**
+   * How often the client samples live task counters (`JobClient.metrics()`, the `metrics`
+   * event), ms. Default 1000; 0 turns sampling off (counters then arrive when tasks finish).
+   */
+  readonly metricsInterval?: number;
 }
 
 /** Options with defaults applied. */
@@ -78,6 +83,7 @@ export interface ResolvedJobOptions {
   readonly restartStrategy: RestartStrategyOptions;
   readonly restoreFrom: string | undefined;
   readonly channels: Required<ChannelOptions>;
+  readonly metricsInterval: number;
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -184,5 +190,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     restartStrategy,
     restoreFrom: o.restoreFrom,
     channels,
+    metricsInterval:
+      o.metricsInterval === undefined ? 1000 : int('metricsInterval', o.metricsInterval, 0, 3_600_000),
   };
 }

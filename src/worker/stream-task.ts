@@ -131,7 +131,21 @@ export class StreamTask implements BarrierHandlerActions {
     notifyCheckpointComplete: (checkpointId) => this.#enqueue({ kind: 'complete', checkpointId }),
     notifyCheckpointAborted: (checkpointId) => this.#enqueue({ kind: 'aborted', checkpointId }),
     cancel: () => this.#enqueue({ kind: 'cancel' }),
+    // Answered directly: the counters are plain numbers of this thread, read between two turns
+    // of the loop (a control message only runs when the loop yields).
+    metrics: () => this.#metrics(),
   };
+
+  #metrics(): OperatorMetrics[] {
+    const { chain } = this.#o;
+    return chain.operators.map((op, i) => ({
+      nodeId: op.nodeId,
+      name: op.name,
+      recordsIn: op.recordsIn,
+      recordsOut: chain.outputs[i].count,
+      counters: op.counters(),
+    }));
+  }
 
   #enqueue(c: Command): void {
     this.#commands.push(c);
@@ -164,13 +178,7 @@ export class StreamTask implements BarrierHandlerActions {
       this.#o.gate?.close();
       this.#o.channelState?.close();
     }
-    const metrics = chain.operators.map((op, i) => ({
-      nodeId: op.nodeId,
-      name: op.name,
-      recordsIn: op.recordsIn,
-      recordsOut: chain.outputs[i].count,
-      counters: op.counters(),
-    }));
+    const metrics = this.#metrics();
     this.#emit({ kind: 'finished', metrics });
     return metrics;
   }

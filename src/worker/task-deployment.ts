@@ -129,4 +129,6 @@ export interface TaskControl {
   notifyCheckpointComplete(checkpointId: number): void;
   notifyCheckpointAborted(checkpointId: number): void;
   cancel(): void;
+  /** The task's counters now (records in/out per operator of the current attempt). */
+  metrics(): readonly OperatorMetrics[];
 }
