@@ -21,7 +21,7 @@
 
 import type { DataStream } from '../api/data-stream.js';
 import { defineJob } from '../api/define-job.js';
-import type { KeyedContext } from '../api/functions.js';
+import type { Collector, KeyedContext } from '../api/functions.js';
 import type { Sink } from '../api/source.js';
 import type { StreamEnvironment } from '../api/stream-environment.js';
 import { collect } from '../connectors/collect-sink.js';
@@ -92,22 +92,14 @@ function resultSink(): Sink<CountedClick & ProbeStamp> {
 
 // ---- the keyed counts -------------------------------------------------------------------------
 
-function countPageViews(
-  c: TimedClick,
-  ctx: KeyedContext<string>,
-  out: { collect(v: PageCountedClick): void },
-): void {
+function countPageViews(c: TimedClick, ctx: KeyedContext<string>, out: Collector<PageCountedClick>): void {
   const views = ctx.state.value<number>('views');
   const n = (views.value() ?? 0) + 1;
   views.update(n);
   out.collect({ ...c, pageViews: n });
 }
 
-function countUserClicks(
-  c: PageCountedClick,
-  ctx: KeyedContext<string>,
-  out: { collect(v: CountedClick): void },
-): void {
+function countUserClicks(c: PageCountedClick, ctx: KeyedContext<string>, out: Collector<CountedClick>): void {
   const clicks = ctx.state.value<number>('clicks');
   const n = (clicks.value() ?? 0) + 1;
   clicks.update(n);
