@@ -171,3 +171,8 @@ class KeyCounts {
     return { errors, overcount, examples };
   }
 }
+
+/** The demo's exit code: 1 when any check failed (exactly-once not exact, at-least-once lost a click). */
+export function demoExitCode(verdicts: readonly DemoVerdict[]): 0 | 1 {
+  return verdicts.every((v) => v.ok) ? 0 : 1;
+}

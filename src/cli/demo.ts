@@ -18,7 +18,7 @@ import { type ModeMeasurements, measureMode } from './demo-measurements.js';
 import type { ProgressStream } from './demo-progress.js';
 import { buildDemoReport, correctnessText, demoTable, describeDemoJob } from './demo-report.js';
 import { type DemoRunConfig, runDemoMode } from './demo-run.js';
-import { computeExpectation } from './demo-verify.js';
+import { computeExpectation, demoExitCode } from './demo-verify.js';
 
 export interface DemoOptions extends Partial<DemoRunConfig> {
   /** Directory for `report.html` and `summary.json`; default `./weir-demo`. */
@@ -129,15 +129,12 @@ export async function runDemoWith(options: DemoOptions = {}): Promise<DemoOutcom
   );
   say(`report: ${reportPath}`);
 
-  let exitCode = 0;
   for (const m of runs) {
-    if (!m.verdict.ok) {
-      exitCode = 1;
-      say(`${m.mode} check FAILED: ${correctnessText(m)}`);
-      for (const p of m.verdict.problems) say(`  ${p}`);
-    }
+    if (m.verdict.ok) continue;
+    say(`${m.mode} check FAILED: ${correctnessText(m)}`);
+    for (const p of m.verdict.problems) say(`  ${p}`);
   }
-  return { exitCode, reportPath, runs };
+  return { exitCode: demoExitCode(runs.map((m) => m.verdict)), reportPath, runs };
 }
 
 /** The CLI entry: sizes from the environment, exit code only. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { clickAt } from '../../../src/cli/demo-clicks.js';
 import type { CountedClick } from '../../../src/cli/demo-records.js';
-import { computeExpectation, verifyDemoOutput } from '../../../src/cli/demo-verify.js';
+import { computeExpectation, demoExitCode, verifyDemoOutput } from '../../../src/cli/demo-verify.js';
 
 const N = 3000;
 const USERS = 200;
@@ -163,5 +163,14 @@ describe('verifyDemoOutput', () => {
     for (const n of expected.userClicks.values()) users += n;
     expect(pages).toBe(N);
     expect(users).toBe(N);
+  });
+
+  it('gives a non-zero exit code when the exactly-once check fails', () => {
+    const good = verifyDemoOutput('at-least-once', run(), expected);
+    const duplicated = run({ checkpointAt: 1000, crashAt: 1600, keepUncommitted: true });
+    const badEo = verifyDemoOutput('exactly-once', duplicated, expected);
+    expect(demoExitCode([verifyDemoOutput('exactly-once', run(), expected), good])).toBe(0);
+    expect(demoExitCode([badEo, good])).toBe(1);
+    expect(demoExitCode([verifyDemoOutput('at-least-once', duplicated, expected)])).toBe(0);
   });
 });
