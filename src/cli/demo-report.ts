@@ -101,6 +101,7 @@ export function buildDemoReport(runs: readonly ModeMeasurements[], meta: DemoRep
       text:
         'Latency "emit → sink" is measured per click from the source stage (wall clock of the emitting worker) to the sink stage. ' +
         '"To visible output" is until the sink handed the click to the job client: under exactly-once the collect sink commits at checkpoint completion, so this includes up to one checkpoint interval. ' +
+        'The percentiles include the backlog that builds while the workers start (the source stage starts emitting first) and again after the restart: the throughput charts below show both bursts. ' +
         'The source is rate-limited: throughput is bounded by the offered rate and shows what was sustained across the crash, not the maximum (that is what `weir bench` is for).',
     },
     { kind: 'heading', text: 'Latency distribution (emit → sink)' },
