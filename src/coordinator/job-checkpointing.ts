@@ -74,15 +74,15 @@ export class JobCheckpointing {
           triggerSources: (id, timestamp, tasks, kind) => {
             const type = checkpointTypeOf(kind);
             for (const t of this.#tasks(tasks))
-              void t.control.triggerCheckpoint(id, timestamp, type).catch(ignoreGone);
+              callTask(() => t.control.triggerCheckpoint(id, timestamp, type));
           },
           notifyComplete: (id) => {
             for (const t of this.#execution?.tasks ?? [])
-              void t.control.notifyCheckpointComplete(id).catch(ignoreGone);
+              callTask(() => t.control.notifyCheckpointComplete(id));
           },
           notifyAborted: (id) => {
             for (const t of this.#execution?.tasks ?? [])
-              void t.control.notifyCheckpointAborted(id).catch(ignoreGone);
+              callTask(() => t.control.notifyCheckpointAborted(id));
           },
         },
         commit: (completed) => this.#commit(completed),
@@ -288,4 +288,15 @@ export class JobCheckpointing {
 }
 
 /** A control call to a task whose worker is gone never matters: the execution is failing anyway. */
-function ignoreGone(): void {}
+/**
+ * Calls a task's control port, ignoring a task that is gone: its call rejects when the port
+ * closed, or throws synchronously once the execution released its comlink proxy (a checkpoint
+ * notification racing the teardown of a failed execution).
+ */
+function callTask(call: () => Promise<unknown>): void {
+  try {
+    void call().catch(() => undefined);
+  } catch {
+    // proxy released: the execution is being torn down
+  }
+}
