@@ -174,11 +174,11 @@ describe('sinks.file: exactly-once (two-phase commit)', () => {
 
   it('rescale 3 -> 1 and 1 -> 2: restored parts are committed once, every stray is swept, current files are not', () => {
     const ws = [0, 1, 2].map((i) => writer({ subtaskIndex: i, parallelism: 3 }));
-    ws.forEach((w, i) => w.write(`s${i}`));
+    for (const [i, w] of ws.entries()) w.write(`s${i}`);
     const states = ws.map((w) => w.preCommit!(5));
-    ws.forEach((w, i) => w.write(`late${i}`));
-    ws.forEach((w) => w.preCommit!(6));
-    ws.forEach((w, i) => w.write(`open${i}`));
+    for (const [i, w] of ws.entries()) w.write(`late${i}`);
+    for (const w of ws) w.preCommit!(6);
+    for (const [i, w] of ws.entries()) w.write(`open${i}`);
     const [share] = redistributeOperatorState(states, 1, 'even-split');
     const one = writer({ attempt: 1, parallelism: 1, restoredState: share, restoredCheckpointId: 5 });
     expect(staged()).toEqual([]);
