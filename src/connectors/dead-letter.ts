@@ -8,7 +8,7 @@
  */
 
 import type { Collector } from '../api/functions.js';
-import type { Sink, Source, SourceContext } from '../api/source.js';
+import type { Sink, Source, SourceContext, SourceReader } from '../api/source.js';
 
 /** A rejected record as written to the dead-letter sink. */
 export interface DeadLetter {
@@ -31,6 +31,7 @@ export interface DeadLetterSourceContext extends SourceContext {
 /** A source that may name a dead-letter sink. */
 export interface DeadLetterSource<T> extends Source<T> {
   readonly deadLetter: Sink<DeadLetter> | undefined;
+  createReader(ctx: DeadLetterSourceContext): SourceReader<T>;
 }
 
 export function deadLetterSinkOf(source: Source<unknown>): Sink<DeadLetter> | undefined {

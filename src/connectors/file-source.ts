@@ -211,8 +211,6 @@ interface OpenSplit {
   done: boolean;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 class FileReader<T> implements SourceReader<T> {
   readonly #splits: OpenSplit[];
   readonly #config: ReaderConfig;
@@ -222,6 +220,10 @@ class FileReader<T> implements SourceReader<T> {
   #skippedLines = 0;
   #records = 0;
   #bytesRead = 0;
+  /** Strict: invalid UTF-8 makes a record malformed. `ignoreBOM`: only the scanner strips a BOM (at offset 0). */
+  readonly #utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  /** Read buffer; the scanner copies what it keeps. */
+  readonly #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
 
   constructor(
     splits: FileSplitState[],
@@ -312,7 +314,7 @@ class FileReader<T> implements SourceReader<T> {
         `the record at line ${split.scanner.line + 1} exceeds ${MAX_RECORD_BYTES} bytes (no line end found)`,
       );
     }
-    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    const chunk = this.#chunk;
     let n: number;
     try {
       n = readSync(split.fd!, chunk, 0, CHUNK_BYTES, split.readPos);
@@ -381,7 +383,7 @@ class FileReader<T> implements SourceReader<T> {
     const { format, delimiter } = this.#config;
     let text: string;
     try {
-      text = utf8.decode(record.bytes);
+      text = this.#utf8.decode(record.bytes);
     } catch {
       return this.#reject(split, record, Buffer.from(record.bytes).toString('utf8'), 'invalid UTF-8');
     }

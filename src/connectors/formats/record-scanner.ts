@@ -21,7 +21,10 @@ export type RecordFraming = 'lines' | 'csv';
 
 /** One complete record. Offsets are file offsets; `line` numbers are 1-based. */
 export interface ScannedRecord {
-  /** The record's bytes without its line terminator (`\n` or `\r\n`). A view: copy to keep. */
+  /**
+   * The record's bytes without its line terminator (`\n` or `\r\n`). A view of the scanner's
+   * buffer, valid until the next {@link RecordScanner.push}: decode or copy it before.
+   */
   readonly bytes: Uint8Array;
   /** File offset of the record's first byte. */
   readonly startOffset: number;
@@ -37,6 +40,8 @@ const LF = 0x0a;
 const CR = 0x0d;
 const QUOTE = 0x22;
 const EMPTY = Buffer.alloc(0);
+/** Smallest backing store allocated by {@link RecordScanner.push}. */
+const MIN_STORE_BYTES = 64 * 1024;
 
 /** CSV scan states, as in RFC 4180's grammar. */
 enum Csv {
@@ -48,8 +53,10 @@ enum Csv {
 }
 
 export class RecordScanner {
-  /** Buffered bytes; `#buf[#pos]` is the first byte not yet handed out. */
+  /** Buffered bytes, a view of `#store`; `#buf[#pos]` is the first byte not yet handed out. */
   #buf: Buffer = EMPTY;
+  /** Backing memory of `#buf`, with room to append after it. */
+  #store: Buffer = EMPTY;
   #pos = 0;
   /** File offset of `#buf[#pos]`. Invariant: the offset after the last record handed out. */
   #offset: number;
@@ -91,14 +98,33 @@ export class RecordScanner {
     return this.#buf.length - this.#pos;
   }
 
-  /** Appends the next bytes of the file. */
+  /**
+   * Appends the next bytes of the file (copied). Amortized O(chunk): bytes are appended in place
+   * while the store has room, and the store grows geometrically, so a record spanning many
+   * chunks is not copied once per chunk.
+   */
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
-    const data = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-    if (this.#pos >= this.#buf.length) {
-      this.#buf = data;
+    const rest = this.#buf.length - this.#pos;
+    const store = this.#store;
+    const end = this.#buf.byteOffset - store.byteOffset + this.#buf.length;
+    if (rest > 0 && store.length - end >= chunk.length) {
+      // Room after the unconsumed bytes: append in place (views handed out earlier end before).
+      store.set(chunk, end);
+      this.#buf = store.subarray(this.#buf.byteOffset - store.byteOffset, end + chunk.length);
+      return;
+    }
+    const size = rest + chunk.length;
+    if (rest === 0 && store.length >= size) {
+      // Everything was handed out: reuse the store from its start.
+      store.set(chunk, 0);
+      this.#buf = store.subarray(0, size);
     } else {
-      this.#buf = Buffer.concat([this.#buf.subarray(this.#pos), data]);
+      const next = Buffer.allocUnsafe(Math.max(MIN_STORE_BYTES, rest > 0 ? size * 2 : size));
+      this.#buf.copy(next, 0, this.#pos);
+      next.set(chunk, rest);
+      this.#store = next;
+      this.#buf = next.subarray(0, size);
     }
     this.#scan -= this.#pos;
     if (this.#scan < 0) this.#scan = 0;

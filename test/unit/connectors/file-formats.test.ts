@@ -79,6 +79,12 @@ describe('RecordScanner: lines', () => {
     for (let size = 1; size <= bytes.length; size++) expect(scanAll('lines', bytes, [size])).toEqual(whole);
   });
 
+  it('a record spanning many chunks (buffer growth) is exact', () => {
+    const long = 'é'.repeat(150_000);
+    const bytes = enc(`a\n${long}\nb\n`);
+    expect(scanAll('lines', bytes, [1000, 70_000, 3]).map((r) => r.text)).toEqual(['a', long, 'b']);
+  });
+
   it('skips a UTF-8 byte order mark at offset 0 only', () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...enc('a\n\ufeffb\n')]);
     const r = scanAll('lines', bytes, [1]);
