@@ -132,11 +132,12 @@ describe('sources.file -> running sum -> sinks.file', () => {
 });
 
 describe('csv with malformed lines, skipped into a dead-letter sink', () => {
-  it('the output is exact, the dead letters are exactly the bad lines, and skippedLines is reported', async () => {
-    const input = join(root, 'csv');
+  const expected: { id: number; item: string; qty: number }[] = [];
+  const bad: { file: string; line: number; text: string }[] = [];
+  let input: string;
+  beforeAll(() => {
+    input = join(root, 'csv');
     mkdirSync(input);
-    const expected: { id: number; item: string; qty: number }[] = [];
-    const bad: { file: string; line: number; text: string }[] = [];
     for (const f of [0, 1]) {
       const file = join(input, `orders-${f}.csv`);
       const chunks: Buffer[] = [Buffer.from('id,item,qty\r\n')];
@@ -157,17 +158,35 @@ describe('csv with malformed lines, skipped into a dead-letter sink', () => {
         if (kind === 13 || kind === 29 || kind === 31) bad.push({ file, line, text });
         chunks.push(Buffer.from(`${text}\r\n`));
         line += text.split('\n').length;
-        if (i % 400 === 0) chunks.push(Buffer.from('\r\n')); // blank lines are skipped, not errors
-        if (i % 400 === 0) line++;
+        if (i % 400 === 0) {
+          chunks.push(Buffer.from('\r\n')); // blank lines are skipped, not errors
+          line++;
+        }
       }
       writeFileSync(file, Buffer.concat(chunks));
     }
-    const out = join(root, 'csv-out');
-    const dead = join(root, 'csv-dead');
+  });
+
+  async function runCsv(failure: string) {
+    const out = join(root, `csv-out-${runs}`);
+    const dead = join(root, `csv-dead-${runs++}`);
+    const restoredFrom: (number | undefined)[] = [];
     const client = await startJob(fixture('file-csv-dead-letters.mjs'), {
       parallelism: 2,
       checkpointing: { interval: 50, mode: 'exactly-once' },
-      args: { input: join(input, '*.csv'), out, dead },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
+      args: {
+        input: join(input, '*.csv'),
+        out,
+        dead,
+        failure,
+        total: String(expected.length),
+        at: '0.3',
+        ...(failure === 'none' ? {} : { rate: '3000' }),
+      },
+    });
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
     });
     const result = await client.done;
     const rows = committedRecords<{ id: number; item: string; qty: number }>(out, 'jsonl');
@@ -176,14 +195,23 @@ describe('csv with malformed lines, skipped into a dead-letter sink', () => {
       dead,
       'jsonl',
     );
-    expect(
-      letters
-        .map(({ file, line, text }) => ({ file, line, text }))
-        .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line),
-    ).toEqual(bad);
+    const byPlace = (a: { file: string; line: number }, b: { file: string; line: number }) =>
+      a.file.localeCompare(b.file) || a.line - b.line;
+    expect(letters.map(({ file, line, text }) => ({ file, line, text })).sort(byPlace)).toEqual(bad);
     expect(letters.every((l) => l.reason.length > 0)).toBe(true);
+    return { result, restoredFrom };
+  }
+
+  it('the output is exact, the dead letters are exactly the bad lines, and skippedLines is reported', async () => {
+    const { result } = await runCsv('none');
     const source = result.metrics.operators.find((o) => o.name === 'orders');
     expect(source?.counters.skippedLines).toBe(bad.length);
     expect(source?.counters.records).toBe(expected.length);
+  });
+
+  it('exactly-once with a failure after a completed checkpoint: output and dead letters each exactly once', async () => {
+    const { result, restoredFrom } = await runCsv('throw');
+    expect(result.restarts).toBe(1);
+    expect(typeof restoredFrom[0]).toBe('number');
   });
 });
