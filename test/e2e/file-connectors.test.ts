@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JobOptions, startJob } from '../../dist/index.js';
+import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
 import { fixture } from './helpers.js';
 
 const KEYS = 10;
@@ -129,6 +129,34 @@ describe('sources.file -> running sum -> sinks.file', () => {
       expect(sums.length).toBeGreaterThanOrEqual(TOTAL);
     });
   }
+});
+
+describe('restore at another parallelism after the job failed (process restart)', () => {
+  it('p=3 fails after a completed checkpoint, restoreFrom latest at p=2: every record committed once, no stray file', async () => {
+    const out = join(root, `out-${runs++}`);
+    const checkpoints = join(root, `checkpoints-${runs}`);
+    const args = { input: join(root, 'in', '*.jsonl'), out, total: String(TOTAL), rate: '12000', at: '0.3' };
+    const first = await startJob(fixture('file-sum.mjs'), {
+      parallelism: 3,
+      checkpointing: { interval: 100, mode: 'exactly-once', dir: checkpoints },
+      restartStrategy: { type: 'none' },
+      args: { ...args, failure: 'throw' },
+    });
+    await expect(first.done).rejects.toBeInstanceOf(JobFailedError);
+    // Output of completed checkpoints is already committed: a fresh start would duplicate it.
+    expect(readdirSync(out).filter((n) => !n.startsWith('.')).length).toBeGreaterThan(0);
+    const second = await startJob(fixture('file-sum.mjs'), {
+      parallelism: 2,
+      checkpointing: { interval: 100, mode: 'exactly-once', dir: checkpoints },
+      restoreFrom: 'latest',
+      args: { ...args, failure: 'none' },
+    });
+    const result = await second.done;
+    expect(result.restarts).toBe(0);
+    const sums = committedRecords<Sum>(out, 'jsonl');
+    expect(sums.map((s) => s.id).sort()).toEqual(allIds());
+    expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(TOTAL);
+  });
 });
 
 describe('csv with malformed lines, skipped into a dead-letter sink', () => {
