@@ -82,7 +82,7 @@ async function runSum(options: JobOptions, failure: string) {
       out,
       failure,
       total: String(TOTAL),
-      rate: '12000',
+      rate: '20000',
       at: '0.3',
     },
   });
@@ -135,7 +135,7 @@ describe('restore at another parallelism after the job failed (process restart)'
   it('p=3 fails after a completed checkpoint, restoreFrom latest at p=2: every record committed once, no stray file', async () => {
     const out = join(root, `out-${runs++}`);
     const checkpoints = join(root, `checkpoints-${runs}`);
-    const args = { input: join(root, 'in', '*.jsonl'), out, total: String(TOTAL), rate: '12000', at: '0.3' };
+    const args = { input: join(root, 'in', '*.jsonl'), out, total: String(TOTAL), rate: '20000', at: '0.3' };
     const first = await startJob(fixture('file-sum.mjs'), {
       parallelism: 3,
       checkpointing: { interval: 100, mode: 'exactly-once', dir: checkpoints },
