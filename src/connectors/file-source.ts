@@ -24,6 +24,12 @@
  * it in `metrics().skippedLines` and, with `deadLetter`, writes a {@link DeadLetter} to that sink
  * (driven in this task by the source operator, exactly-once with the positions). A malformed
  * CSV header always fails: nothing after it could be read.
+ *
+ * `metrics()`: `records` (emitted), `skippedLines`, `bytesRead` (this attempt's reads; a restore
+ * re-reads from the checkpointed offsets).
+ *
+ * A restored subtask reads exactly the splits in its share of the restored state (possibly none);
+ * the path options are not consulted again, so the file set stays that of the first start.
  */
 
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
