@@ -290,6 +290,32 @@ describe('sources.file: follow', () => {
     r.close?.();
   });
 
+  it('follows several files round-robin; a CSV record open in quotes waits for its end', () => {
+    const a = write('a.csv', 'x,"1\n');
+    const b = write('b.csv', 'y,2\n');
+    const r = file({ paths: [a, b], format: 'csv', follow: true }).createReader(ctx());
+    const got: unknown[] = [];
+    const out = { collect: (v: unknown) => got.push(v) };
+    const settle = () => {
+      let res = r.poll(out, 1);
+      while (res.state === 'more') res = r.poll(out, 1);
+      return res.state;
+    };
+    expect(settle()).toBe('idle');
+    expect(got).toEqual([['y', '2']]);
+    appendFileSync(a, 'more"\n');
+    appendFileSync(b, 'z,3\n');
+    expect(settle()).toBe('idle');
+    expect(got).toHaveLength(3);
+    expect(got).toContainEqual(['x', '1\nmore']);
+    expect(got).toContainEqual(['z', '3']);
+    expect(r.snapshotState(1)).toEqual([
+      { file: a, offset: 11, line: 2 },
+      { file: b, offset: 8, line: 2 },
+    ]);
+    r.close?.();
+  });
+
   it('a truncated or vanished file is a typed error naming it', () => {
     const p = write('t.txt', 'a\nb\n');
     const r = file({ path: p, format: 'lines', follow: true }).createReader(ctx());
