@@ -35,6 +35,10 @@
  * again.
  *
  * Writes go through a 64 KiB string buffer to `fs.writeSync`; closing a part fsyncs it.
+ *
+ * One file (over 400 lines) because the naming, the sweep rule and the writer form one protocol
+ * whose invariants are stated above; the pure parts (`parseStagedName`, `isStray`,
+ * `commitPendingPart`) are exported for tests.
  */
 
 import { randomBytes } from 'node:crypto';
