@@ -70,6 +70,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
         ...base,
         checkpointingMode,
         restoredState,
+        restoredCheckpointId: d.restore?.checkpointId,
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
       }),
     });
