@@ -2,7 +2,7 @@
 // exits 143 with a message and closes its storage; the same command with `--restore latest`
 // then resumes from that checkpoint and finishes.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -96,5 +96,67 @@ describe('weir run: SIGTERM, then --restore latest', () => {
     const source = summary.operators.find((o: { name: string }) => o.name === 'numbers');
     expect(source.recordsOut).toBeGreaterThan(0);
     expect(source.recordsOut).toBeLessThan(6000);
+  });
+});
+
+describe('weir run: SIGKILL, then --restore latest', () => {
+  it('p=2 keyed aggregation into the file sink: committed output holds every record exactly once', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'weir-cli-kill-'));
+    const out = path.join(dir, 'out');
+    const ckpt = path.join(dir, 'checkpoints');
+    const n = 6000;
+    const keys = 7;
+    const common = [
+      'run',
+      path.join(ROOT, 'test/fixtures/jobs/keyed-count-to-files.mjs'),
+      '--parallelism',
+      '2',
+      '--checkpoint-interval',
+      '100',
+      '--checkpoint-dir',
+      ckpt,
+      '--arg',
+      `n=${n}`,
+      '--arg',
+      `keys=${keys}`,
+      '--arg',
+      `out=${out}`,
+      '--verbose',
+    ];
+    const first = weir(common);
+    // let a few checkpoints complete (and their part files commit), then kill without warning
+    await first.waitFor(/checkpoint \d+ completed[^]*checkpoint \d+ completed[^]*checkpoint \d+ completed/);
+    first.child.kill('SIGKILL');
+    expect(await first.exit).toBe(null);
+    const committedBefore = readdirSync(out).filter((f) => f.endsWith('.jsonl')).length;
+    expect(committedBefore).toBeGreaterThan(0);
+
+    const second = weir([...common, '--restore', 'latest']);
+    expect(await second.exit).toBe(0);
+    expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+
+    const files = readdirSync(out);
+    // only committed part files remain: no in-progress or pending file
+    expect(files.filter((f) => !f.endsWith('.jsonl'))).toEqual([]);
+    const records = files.flatMap((f) =>
+      readFileSync(path.join(out, f), 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as { key: number; count: number; sum: number }),
+    );
+    const seen = new Set(records.map((r) => `${r.key}/${r.count}`));
+    expect(seen.size).toBe(records.length); // no duplicate
+    expect(records).toHaveLength(n); // nothing lost
+    const finals = new Map<number, { count: number; sum: number }>();
+    for (let x = 0; x < n; x++) {
+      const e = finals.get(x % keys) ?? { count: 0, sum: 0 };
+      e.count++;
+      e.sum += x;
+      finals.set(x % keys, e);
+    }
+    for (const [key, e] of finals) {
+      const last = records.find((r) => r.key === key && r.count === e.count);
+      expect(last).toEqual({ key, ...e });
+    }
   });
 });
