@@ -52,7 +52,13 @@ export class JobCheckpointing {
     this.#client = client;
     this.#temporaryDir = temporary ? dir : null;
     this.#storage = CheckpointStorage.open(dir);
-    this.taskConfig = { mode: c.mode, dir, incremental: false, stateBackend: client.options.stateBackend };
+    this.taskConfig = {
+      mode: c.mode,
+      dir,
+      incremental: c.incremental,
+      fullEvery: c.fullEvery,
+      stateBackend: client.options.stateBackend,
+    };
     this.#coordinator = new CheckpointCoordinator(
       {
         interval: c.interval,
@@ -248,16 +254,19 @@ export class JobCheckpointing {
   async #commit(completed: CompletedCheckpoint): Promise<void> {
     const plan = this.#client.plan;
     const subtasks: CheckpointMetadata['subtasks'][number][] = [];
+    // Incremental: some task acknowledged chunks shared from earlier checkpoints (its delta chain).
+    let incremental = false;
     for (const [key, handles] of Object.entries(completed.taskStates)) {
       const subtaskIndex = Number(key.split('/')[1]);
       for (const op of (handles as TaskSnapshotHandles).operators) {
         subtasks.push({ operatorUid: op.operatorUid, subtaskIndex, chunks: op.chunks });
+        if (op.chunks.some((h) => h.checkpointId !== completed.checkpointId)) incremental = true;
       }
     }
     const metadata: CheckpointMetadata = {
       checkpointId: completed.checkpointId,
       timestamp: completed.timestamp,
-      incremental: false,
+      incremental,
       job: {
         maxParallelism: plan.maxParallelism,
         operators: plan.vertices.flatMap((v) =>

@@ -362,14 +362,18 @@ export class StreamTask implements BarrierHandlerActions {
         const keyed = snapshot.keyedState;
         try {
           const keyedChunks = keyed ? await keyed.serialize() : [];
-          if (snapshot.operatorState.length === 0 && keyedChunks.length === 0) continue;
+          const shared = keyed?.sharedChunks ?? [];
           const written = await storage.writeOperatorChunks(
             checkpointId,
             uid,
             snapshot.operatorState,
             keyedChunks,
           );
-          operators.push({ operatorUid: uid, chunks: written.handles });
+          // Before the acknowledgement: the backend's next delta builds on these handles.
+          keyed?.persisted?.(written.keyedHandles);
+          if (written.handles.length === 0 && shared.length === 0) continue;
+          // Shared chunks (base, earlier deltas) first: restore applies a key group's chunks in order.
+          operators.push({ operatorUid: uid, chunks: [...shared, ...written.handles] });
           bytes += written.bytes;
         } finally {
           keyed?.release();

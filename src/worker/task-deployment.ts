@@ -29,6 +29,8 @@ export interface TaskCheckpointConfig {
   readonly mode: Exclude<CheckpointingMode, 'none'>;
   readonly dir: string;
   readonly incremental: boolean;
+  /** With `incremental`: a full keyed snapshot at least every this many checkpoints (chain bound). */
+  readonly fullEvery?: number;
   readonly stateBackend: 'heap' | 'lmdb';
 }
 

@@ -6,6 +6,7 @@
 
 import type { RuntimeContext } from '../../api/functions.js';
 import { KeyNotSerializableError } from '../../errors.js';
+import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
 
 export interface Output {
   collect(value: unknown): void;
@@ -33,6 +34,14 @@ export interface OperatorSnapshot {
 export interface KeyedStateSnapshot {
   /** Serializes the view into per-key-group chunks (async part). */
   serialize(): Promise<readonly { name: string; keyGroup?: number; bytes: Uint8Array }[]>;
+  /**
+   * Incremental snapshots: chunks of earlier checkpoints that this one builds on (its base and
+   * the deltas since, in checkpoint order). They are acknowledged before the new chunks, so the
+   * checkpoint's metadata names the whole chain and restore applies it in order.
+   */
+  readonly sharedChunks?: readonly ChunkHandle[];
+  /** Called with the handles of the chunks `serialize()` produced, once they are durable. */
+  persisted?(handles: readonly ChunkHandle[]): void;
   /** Lets copy-on-write stop preserving this view. */
   release(): void;
 }
