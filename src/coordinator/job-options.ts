@@ -160,12 +160,6 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       `must be 'heap' or 'lmdb', got ${JSON.stringify(stateBackend)}`,
     );
   }
-  if (stateBackend === 'lmdb') {
-    throw new InvalidOptionError(
-      'stateBackend',
-      "the 'lmdb' working-state backend is not implemented yet; use 'heap'",
-    );
-  }
   const restartStrategy = o.restartStrategy ?? { type: 'none' };
   if (o.restoreFrom !== undefined && (typeof o.restoreFrom !== 'string' || o.restoreFrom.length === 0)) {
     throw new InvalidOptionError('restoreFrom', "must be 'latest' or a checkpoint directory path");

@@ -24,6 +24,8 @@ export interface KeyedStateRestoreSummary {
 /** A consistent view taken at the barrier: serialize (possibly several times), then release. */
 export interface KeyedStateBackendSnapshot {
   readonly checkpointId: number;
+  /** Backend clock at the barrier; TTL expiry in the snapshot is judged against it. */
+  readonly timestamp: number;
   /** The confirmed checkpoint a 'delta' serialization is relative to; undefined: full only. */
   readonly baseCheckpointId: number | undefined;
   serialize(mode?: SnapshotMode): Promise<SerializedKeyedState>;
@@ -35,6 +37,10 @@ export interface KeyedStateBackend extends KeyedStateStore {
   readonly keyGroupRange: KeyGroupRange;
   setCurrentKey(key: unknown): void;
   readonly currentKey: unknown;
+  /** The current key's key group, or −1 before the first `setCurrentKey`. */
+  readonly currentKeyGroup: number;
+  /** Snapshots taken and not yet released. */
+  readonly liveSnapshots: number;
   /** Synchronous part of a checkpoint: never O(state). */
   snapshot(checkpointId: number): KeyedStateBackendSnapshot;
   notifyCheckpointComplete(checkpointId: number): void;

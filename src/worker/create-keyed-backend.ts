@@ -16,6 +16,7 @@ import { IncrementalChain } from '../state/incremental-chain.js';
 import type { KeyGroupChunk } from '../state/key-group-chunk.js';
 import { keyGroupRangeFor } from '../state/key-groups.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../state/lmdb-keyed-state-backend.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
 import type { TaskDeployment } from './task-deployment.js';
@@ -49,14 +50,15 @@ export function createKeyedBackendFactory(
       }
     },
     create(uid, operatorName) {
-      const backend = new HeapKeyedStateBackend({
-        maxParallelism: d.maxParallelism,
-        keyGroupRange: range,
-        operatorName,
-        incremental,
-      });
+      const options = { maxParallelism: d.maxParallelism, keyGroupRange: range, operatorName, incremental };
+      // lmdb: a private environment in a fresh temp directory, removed by close() (see the backend).
+      const backend: KeyedStateBackend =
+        (d.stateBackend ?? d.checkpointing?.stateBackend) === 'lmdb'
+          ? new LmdbKeyedStateBackend({ ...options, dir: d.stateDir })
+          : new HeapKeyedStateBackend(options);
       created.push(backend);
       const chunks = restored.get(uid);
+      // Restored chunks may come from either backend: the chunk format is shared.
       if (chunks) backend.restore(chunks, { checkpointId: d.restore!.checkpointId });
       return adapt(backend, incremental ? new IncrementalChain(d.checkpointing?.fullEvery) : null);
     },

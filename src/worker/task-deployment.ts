@@ -59,6 +59,10 @@ export interface TaskDeployment {
   /** Task → main events ({@link TaskEvent}), in order. */
   readonly eventPort: MessagePort;
   readonly checkpointing: TaskCheckpointConfig | null;
+  /** Keyed state backend (job option `stateBackend`); absent means 'heap'. */
+  readonly stateBackend?: 'heap' | 'lmdb';
+  /** Parent directory of lmdb state environments (created and removed by the main thread). */
+  readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
   /** Batch options; from job options. */
   readonly channelOptions: { readonly batchRecords: number; readonly batchBytes: number };

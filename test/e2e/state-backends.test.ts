@@ -5,7 +5,7 @@
  * also checks that incremental checkpoints really share chunks and that every retained
  * checkpoint verifies.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,41 +38,77 @@ async function run(failure: string, options: JobOptions) {
     ...options,
     args: { failure, n: String(N), keys: String(KEYS), at: '0.6' },
   });
-  const result = await client.done;
-  return { result, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
+  // Polls while the job runs: proves the check after the job can see open environments.
+  let sawOpenStateFiles = false;
+  const poll = setInterval(() => {
+    if (openStateFiles().length > 0) sawOpenStateFiles = true;
+  }, 20);
+  const result = await client.done.finally(() => clearInterval(poll));
+  return {
+    result,
+    sawOpenStateFiles,
+    sums: result.sinks.sums as { key: number; sum: number; count: number }[],
+  };
 }
 
-describe.each([{ name: 'heap, incremental', stateBackend: 'heap' as const, incremental: true }])(
-  'exactly-once under failure: $name',
-  ({ stateBackend, incremental }) => {
-    it.each(['throw', 'exit'])('p=2: a %s failure restores and the output is exact', async (failure) => {
-      const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-state-'));
-      dirs.push(dir);
-      const { result, sums } = await run(failure, {
-        parallelism: 2,
-        stateBackend,
-        checkpointing: { interval: 100, dir, incremental, fullEvery: 4, retain: 3 },
-      });
-      expect(result.restarts).toBe(1);
-      expect(sums).toHaveLength(N);
-      expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
-      const finals = finalByKey(sums, (s) => s.count);
-      for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+/** Files of lmdb state environments this process has open (worker threads share the process). */
+function openStateFiles(): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.includes('weir-state-')) out.push(target);
+    } catch {
+      // The fd closed between readdir and readlink: not open any more.
+    }
+  }
+  return out;
+}
 
-      const storage = CheckpointStorage.open(dir, { create: false });
-      try {
-        const rows = storage.describe();
-        expect(rows.length).toBeGreaterThan(0);
-        expect(rows.length).toBeLessThanOrEqual(3);
-        for (const row of rows) expect(storage.verifyCheckpoint(row.checkpointId).state).toBe('ok');
-        if (incremental) {
-          // Checkpoints every 100 ms over ~1.5 s: some retained ones build on earlier chunks.
-          const kinds = rows.map((r) => (r.state === 'readable' ? r.kind : 'corrupt'));
-          expect(kinds).toContain('incremental');
-        }
-      } finally {
-        await storage.close();
-      }
-    });
+const stateDirs = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('weir-state-')));
+
+describe.each([
+  { name: 'heap, incremental', stateBackend: 'heap' as const, incremental: true, failures: ['throw'] },
+  { name: 'lmdb', stateBackend: 'lmdb' as const, incremental: false, failures: ['throw'] },
+  {
+    name: 'lmdb, incremental',
+    stateBackend: 'lmdb' as const,
+    incremental: true,
+    failures: ['throw', 'exit'],
   },
-);
+])('exactly-once under failure: $name', ({ stateBackend, incremental, failures }) => {
+  it.each(failures)('p=2: a %s failure restores and the output is exact', async (failure) => {
+    const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-state-'));
+    dirs.push(dir);
+    const dirsBefore = stateDirs();
+    const { result, sums, sawOpenStateFiles } = await run(failure, {
+      parallelism: 2,
+      stateBackend,
+      checkpointing: { interval: 100, dir, incremental, fullEvery: 4, retain: 3 },
+    });
+    expect(result.restarts).toBe(1);
+    // After the job: no lmdb state environment open, no state directory left behind.
+    expect(sawOpenStateFiles).toBe(stateBackend === 'lmdb');
+    expect(openStateFiles()).toEqual([]);
+    expect([...stateDirs()].filter((d) => !dirsBefore.has(d))).toEqual([]);
+    expect(sums).toHaveLength(N);
+    expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
+    const finals = finalByKey(sums, (s) => s.count);
+    for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+
+    const storage = CheckpointStorage.open(dir, { create: false });
+    try {
+      const rows = storage.describe();
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.length).toBeLessThanOrEqual(3);
+      for (const row of rows) expect(storage.verifyCheckpoint(row.checkpointId).state).toBe('ok');
+      if (incremental) {
+        // Checkpoints every 100 ms over ~1.5 s: some retained ones build on earlier chunks.
+        const kinds = rows.map((r) => (r.state === 'readable' ? r.kind : 'corrupt'));
+        expect(kinds).toContain('incremental');
+      }
+    } finally {
+      await storage.close();
+    }
+  });
+});

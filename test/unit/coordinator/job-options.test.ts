@@ -23,4 +23,10 @@ describe('resolveJobOptions: state options', () => {
       resolveJobOptions({ checkpointing: { interval: 100, incremental: 'yes' as unknown as boolean } }),
     ).toThrow(InvalidOptionError);
   });
+
+  it("accepts stateBackend 'lmdb' and rejects unknown backends", () => {
+    expect(resolveJobOptions({ stateBackend: 'lmdb' }).stateBackend).toBe('lmdb');
+    expect(resolveJobOptions({}).stateBackend).toBe('heap');
+    expect(() => resolveJobOptions({ stateBackend: 'rocksdb' as 'heap' })).toThrow(/stateBackend/);
+  });
 });
