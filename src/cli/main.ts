@@ -11,6 +11,7 @@ const USAGE = `usage:
                  [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
                  [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
                  [--state-backend heap|lmdb] [--plan] [--json]
+  weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
   weir demo            the end-to-end demo (what \`npm start\` runs)
   weir help`;
 
@@ -19,6 +20,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'run':
       return runCommand(rest);
+    case 'checkpoints':
+      return (await import('./checkpoints-command.js')).checkpointsCommand(rest);
     case 'demo':
       return demoCommand();
     case undefined:
