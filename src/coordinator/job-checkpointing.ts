@@ -116,6 +116,10 @@ export class JobCheckpointing {
 
   /** Opens the checkpoint directory (a temporary one when none is configured). */
   static async open(client: JobClient): Promise<JobCheckpointing> {
+    // The client starts its run in its constructor; one turn of the event loop lets the caller of
+    // `startJob` attach listeners before the initial restore emits 'restored', 'fresh-start' or a
+    // 'warning' about a skipped (damaged) checkpoint.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const configured = client.options.checkpointing!.dir;
     if (configured) return new JobCheckpointing(client, resolve(configured), false);
     return new JobCheckpointing(client, mkdtempSync(join(tmpdir(), 'weir-checkpoints-')), true);

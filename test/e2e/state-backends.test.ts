@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
+import { flipByte, overwriteChunkInLmdb } from '../unit/state/storage/helpers.js';
 import { finalByKey, fixture } from './helpers.js';
+
+type Sum = { key: number; sum: number; count: number };
 
 const N = 6000;
 const KEYS = 10;
@@ -111,4 +114,43 @@ describe.each([
       await storage.close();
     }
   });
+});
+
+describe('restore skips a damaged checkpoint', () => {
+  it.each(['lmdb'] as const)(
+    '%s: a corrupt chunk of the newest checkpoint: warning, restore from the previous one, exact output',
+    async (stateBackend) => {
+      const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-corrupt-'));
+      dirs.push(dir);
+      const options: JobOptions = {
+        parallelism: 2,
+        stateBackend,
+        checkpointing: { interval: 50, dir, retain: 3 },
+      };
+      await run('none', options);
+      const storage = CheckpointStorage.open(dir, { create: false });
+      const [previous, newest] = storage.listCompleted().slice(-2);
+      const metadata = storage.loadMetadata(newest)!;
+      await storage.close();
+      const keyed = metadata.subtasks.flatMap((s) => s.chunks).find((h) => h.keyGroup !== undefined)!;
+      await overwriteChunkInLmdb(dir, keyed.chunkId, flipByte(40));
+
+      const client = await startJob(fixture('checkpointed-sum.mjs'), {
+        ...options,
+        restoreFrom: 'latest',
+        args: { failure: 'none', n: String(N), keys: String(KEYS) },
+      });
+      const warnings: string[] = [];
+      const restored: number[] = [];
+      client.on('warning', (w: Error) => warnings.push(w.message));
+      client.on('restored', (e: { checkpointId: number }) => restored.push(e.checkpointId));
+      const result = await client.done;
+      expect(restored).toEqual([previous]);
+      expect(warnings.join('\n')).toContain(`"checkpointId":${newest}`);
+      expect(warnings.join('\n')).toMatch(/corrupt/);
+      // The remainder after the previous checkpoint was processed again, from its state: exact.
+      const finals = finalByKey(result.sinks.sums as Sum[], (s) => s.count);
+      for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+    },
+  );
 });
