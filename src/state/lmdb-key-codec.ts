@@ -42,42 +42,42 @@ export function encodeStateKey(
   maxKeySize: number,
   stateName: string,
 ): Buffer {
+  // One allocation per key: the body is written in place after the 5-byte prefix.
+  const at = KEY_PREFIX_BYTES + 1;
+  let key: Buffer;
   let tag: number;
-  let body: Buffer;
   switch (typeof internalKey) {
-    case 'number': {
+    case 'number':
       tag = 1;
-      body = Buffer.allocUnsafe(8);
+      key = Buffer.allocUnsafe(at + 8);
       // -0 and 0 are one key (as in a JS Map).
-      body.writeDoubleBE(internalKey === 0 ? 0 : internalKey, 0);
+      key.writeDoubleBE(internalKey === 0 ? 0 : internalKey, at);
+      break;
+    case 'string':
+    case 'bigint': {
+      tag = typeof internalKey === 'string' ? 2 : 4;
+      const text = typeof internalKey === 'string' ? internalKey : internalKey.toString();
+      const size = at + Buffer.byteLength(text, 'utf8');
+      if (size > maxKeySize) {
+        throw new StateAccessError(
+          `state '${stateName}': a key of ${size} bytes exceeds the lmdb state backend's key limit of ${maxKeySize} bytes; use shorter keys or the heap backend`,
+        );
+      }
+      key = Buffer.allocUnsafe(size);
+      key.write(text, at, 'utf8');
       break;
     }
-    case 'string':
-      tag = 2;
-      body = Buffer.from(internalKey, 'utf8');
-      break;
     case 'boolean':
       tag = 3;
-      body = Buffer.from([internalKey ? 1 : 0]);
-      break;
-    case 'bigint':
-      tag = 4;
-      body = Buffer.from(internalKey.toString(), 'utf8');
+      key = Buffer.allocUnsafe(at + 1);
+      key[at] = internalKey ? 1 : 0;
       break;
     default:
       throw new StateAccessError(`state '${stateName}': internal key of type ${typeof internalKey}`);
   }
-  const size = KEY_PREFIX_BYTES + 1 + body.length;
-  if (size > maxKeySize) {
-    throw new StateAccessError(
-      `state '${stateName}': a key of ${size} bytes exceeds the lmdb state backend's key limit of ${maxKeySize} bytes; use shorter keys or the heap backend`,
-    );
-  }
-  const key = Buffer.allocUnsafe(size);
   key.writeUInt16BE(keyGroup, 0);
   key.writeUInt16BE(stateId, 2);
   key[KEY_PREFIX_BYTES] = tag;
-  body.copy(key, KEY_PREFIX_BYTES + 1);
   return key;
 }
 
