@@ -31,6 +31,17 @@ import type { JobClient } from './job-client.js';
 import type { DeployedTask, Execution } from './scheduler.js';
 import { planTaskRestores } from './task-restore-planner.js';
 
+/** Stats of a checkpoint adopted from an earlier run (not measured by this one). */
+const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
+  endToEndDurationMs: 0,
+  maxAlignmentDurationMs: 0,
+  maxCheckpointStartDelayMs: 0,
+  syncDurationMs: { max: 0, sum: 0 },
+  asyncDurationMs: { max: 0, sum: 0 },
+  stateSizeBytes: 0,
+  acknowledgedTasks: 0,
+};
+
 /** Attempts at the final checkpoint before the job fails (each failure is logged). */
 const FINAL_CHECKPOINT_ATTEMPTS = 3;
 
@@ -145,10 +156,36 @@ export class JobCheckpointing {
       this.#metadata.set(found.metadata.checkpointId, found.metadata);
       this.#coordinator.restoreIdCounter(found.metadata.checkpointId + 1);
       this.#client.emit('restored', { checkpointId: found.metadata.checkpointId, dir: storage.dir });
-      return this.#plan(found.metadata, storage);
+      const plan = this.#plan(found.metadata, storage);
+      if (storage === this.#storage) this.#adoptRetained(found.metadata.checkpointId);
+      return plan;
     } finally {
       if (storage !== this.#storage) void storage.close();
     }
+  }
+
+  /**
+   * Restoring from this job's own directory: the checkpoints an earlier run left there, up to the
+   * restored one, join the store, so `retain` applies to them as to new ones (otherwise every
+   * process restart would leave its checkpoints, and the chunks they share, forever). Newer
+   * checkpoints were skipped as damaged and stay for a human to inspect (`weir checkpoints`).
+   * Discarding is safe for the restored state: storage refcounts keep every chunk it references.
+   */
+  #adoptRetained(restoredId: number): void {
+    const recovered: CompletedCheckpoint[] = [];
+    for (const row of this.#storage.describe()) {
+      if (row.checkpointId > restoredId) continue;
+      const timestamp = row.state === 'readable' ? row.timestamp : 0;
+      recovered.push({
+        checkpointId: row.checkpointId,
+        kind: 'periodic',
+        timestamp,
+        completionTimestamp: timestamp,
+        taskStates: {},
+        stats: RECOVERED_STATS,
+      });
+    }
+    this.#coordinator.addRecoveredCheckpoints(recovered);
   }
 
   /** Restore state after a failure: the latest completed checkpoint, or null if there is none. */
@@ -189,6 +226,8 @@ export class JobCheckpointing {
 
   async close(): Promise<void> {
     await this.#coordinator.stop();
+    // Discards still running would fail on a closed storage and leave their checkpoint behind.
+    await this.#coordinator.store.whenDiscarded();
     await this.#storage.close();
     if (this.#temporaryDir) rmSync(this.#temporaryDir, { recursive: true, force: true });
   }

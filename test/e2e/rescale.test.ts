@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
+import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
 import { fixture } from './helpers.js';
 
 const N = 6000;
@@ -58,6 +59,16 @@ async function runStep(dir: string, step: Step, fail: boolean, restore: boolean)
   return { outcome };
 }
 
+async function retainedCount(dir: string): Promise<number> {
+  const storage = CheckpointStorage.open(dir, { create: false });
+  try {
+    for (const id of storage.listCompleted()) expect(storage.verifyCheckpoint(id).state).toBe('ok');
+    return storage.listCompleted().length;
+  } finally {
+    await storage.close();
+  }
+}
+
 const sequences: Record<string, Step[]> = {
   'heap+incremental p2 -> lmdb+incremental p3 -> heap p1': [
     { parallelism: 2, stateBackend: 'heap', incremental: true },
@@ -77,6 +88,8 @@ describe('rescaled restore from a checkpoint directory', () => {
     dirs.push(dir);
     for (let i = 0; i < steps.length - 1; i++) {
       const { outcome } = await runStep(dir, steps[i], true, i > 0);
+      // Retention (default 3) covers the checkpoints earlier runs left in the directory too.
+      expect(await retainedCount(dir), `step ${i}`).toBeLessThanOrEqual(3);
       expect(outcome.state, `step ${i}`).toBe('failed');
       if (outcome.state === 'failed') {
         expect(outcome.error).toBeInstanceOf(JobFailedError);
@@ -84,6 +97,7 @@ describe('rescaled restore from a checkpoint directory', () => {
       }
     }
     const last = await runStep(dir, steps.at(-1)!, false, true);
+    expect(await retainedCount(dir)).toBeLessThanOrEqual(3);
     expect(last.outcome.state).toBe('finished');
     if (last.outcome.state !== 'finished') return;
     const sums = last.outcome.sums;
