@@ -40,7 +40,11 @@ export interface KeyedStateSnapshot {
    * checkpoint's metadata names the whole chain and restore applies it in order.
    */
   readonly sharedChunks?: readonly ChunkHandle[];
-  /** Called with the handles of the chunks `serialize()` produced, once they are durable. */
+  /**
+   * Called with the handles of the chunks `serialize()` produced, once they are durable. An
+   * operator that wraps a backend's snapshot must forward both `sharedChunks` and `persisted`, or
+   * neither (then the backend never gets a confirmed base and every snapshot stays full).
+   */
   persisted?(handles: readonly ChunkHandle[]): void;
   /** Lets copy-on-write stop preserving this view. */
   release(): void;
