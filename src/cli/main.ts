@@ -19,6 +19,7 @@ const USAGE = `usage:
                  [--state-backend heap|lmdb] [--plan] [--json] [--verbose]
                  SIGTERM/SIGINT stop the job (in-flight checkpoint aborted, exit 143/130);
                  rerun with the same --checkpoint-dir and --restore latest to resume
+  weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
   weir demo            the end-to-end demo (what \`npm start\` runs)
   weir help`;
 
@@ -27,6 +28,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'run':
       return runCommand(rest);
+    case 'checkpoints':
+      return (await import('./checkpoints-command.js')).checkpointsCommand(rest);
     case 'demo':
       return demoCommand();
     case undefined:

@@ -11,6 +11,7 @@ import { buildStreamGraph } from '../api/define-job.js';
 import { JobCancelledError, JobFailedError, type TaskFailureError } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
 import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
@@ -157,6 +158,7 @@ export class JobClient extends EventEmitter {
     if (this.#cancelled) throw new JobCancelledError();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
+    const stateDir = this.options.stateBackend === 'lmdb' ? createStateDir() : undefined;
     try {
       let restore = checkpoints ? checkpoints.initialRestore() : null;
       for (;;) {
@@ -173,6 +175,8 @@ export class JobClient extends EventEmitter {
             batchRecords: this.options.channels.batchRecords,
             batchBytes: this.options.channels.batchBytes,
             checkpointing: checkpoints?.taskConfig ?? null,
+            stateBackend: this.options.stateBackend,
+            stateDir,
             restore,
           },
           (task, event) => this.#onTaskEvent(task, event),
@@ -221,6 +225,7 @@ export class JobClient extends EventEmitter {
       }
     } finally {
       await checkpoints?.close();
+      if (stateDir) removeStateDir(stateDir);
     }
   }
 

@@ -426,6 +426,7 @@ export class StreamTask implements BarrierHandlerActions {
         next = i + 1;
         try {
           const keyedChunks = keyed ? [...(await keyed.serialize())] : [];
+          const shared = keyed?.sharedChunks ?? [];
           // Channel state goes with the head operator (the one the replayed records enter).
           if (i === 0 && channelBatches && channelBatches.length > 0) {
             keyedChunks.push({
@@ -433,14 +434,18 @@ export class StreamTask implements BarrierHandlerActions {
               bytes: this.#o.channelState!.encode(channelBatches),
             });
           }
-          if (snapshot.operatorState.length === 0 && keyedChunks.length === 0) continue;
           const written = await storage.writeOperatorChunks(
             checkpointId,
             uid,
             snapshot.operatorState,
             keyedChunks,
           );
-          operators.push({ operatorUid: uid, chunks: written.handles });
+          // Before the acknowledgement: the backend's next delta builds on these handles.
+          // (Channel state is never a base: it belongs to this checkpoint alone.)
+          keyed?.persisted?.(written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK));
+          if (written.handles.length === 0 && shared.length === 0) continue;
+          // Shared chunks (base, earlier deltas) first: restore applies a key group's chunks in order.
+          operators.push({ operatorUid: uid, chunks: [...shared, ...written.handles] });
           bytes += written.bytes;
         } finally {
           keyed?.release();

@@ -30,6 +30,8 @@ export interface TaskCheckpointConfig {
   readonly mode: Exclude<CheckpointingMode, 'none'>;
   readonly dir: string;
   readonly incremental: boolean;
+  /** With `incremental`: a full keyed snapshot at least every this many checkpoints (chain bound). */
+  readonly fullEvery?: number;
   readonly stateBackend: 'heap' | 'lmdb';
   /** Exactly-once without alignment: in-flight records become channel state. */
   readonly unaligned?: boolean;
@@ -62,6 +64,10 @@ export interface TaskDeployment {
   /** Task → main events ({@link TaskEvent}), in order. */
   readonly eventPort: MessagePort;
   readonly checkpointing: TaskCheckpointConfig | null;
+  /** Keyed state backend (job option `stateBackend`); absent means 'heap'. */
+  readonly stateBackend?: 'heap' | 'lmdb';
+  /** Parent directory of lmdb state environments (created and removed by the main thread). */
+  readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
   /** Batch options; from job options. */
   readonly channelOptions: { readonly batchRecords: number; readonly batchBytes: number };

@@ -58,6 +58,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
 
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
     const keyedBackends = createKeyedBackendFactory(d, vertex, storage);
+    disposers.push(() => keyedBackends.close());
     await keyedBackends.prepare();
     const chain = new OperatorChain(vertex, {
       subtaskIndex: d.subtaskIndex,

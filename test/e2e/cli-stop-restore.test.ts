@@ -125,7 +125,9 @@ describe('weir run: SIGKILL, then --restore latest', () => {
     ];
     const first = weir(common);
     // let a few checkpoints complete (and their part files commit), then kill without warning
-    await first.waitFor(/checkpoint \d+ completed[^]*checkpoint \d+ completed[^]*checkpoint \d+ completed/);
+    await first.waitFor(
+      /checkpoint \d+ completed[\s\S]*checkpoint \d+ completed[\s\S]*checkpoint \d+ completed/,
+    );
     first.child.kill('SIGKILL');
     expect(await first.exit).toBe(null);
     const committedBefore = readdirSync(out).filter((f) => f.endsWith('.jsonl')).length;
