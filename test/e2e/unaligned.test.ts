@@ -87,6 +87,19 @@ describe('unaligned checkpoints', () => {
     }
   }
 
+  it('with the lmdb backend and incremental checkpoints: exact output after a failure', async () => {
+    const { result, sums } = await run(
+      { failure: 'throw', slowEvery: '3' },
+      {
+        parallelism: 2,
+        stateBackend: 'lmdb',
+        checkpointing: { interval: 50, mode: 'exactly-once', unaligned: true, incremental: true },
+      },
+    );
+    expect(result.restarts).toBe(1);
+    expectExact(sums);
+  });
+
   it('records in-flight data as channel state, and a restore at another parallelism (2 -> 3) replays it to the right owners', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'weir-unaligned-'));
     // Run 1: fails for good after some checkpoints (no restarts), leaving them in `dir`.
