@@ -141,6 +141,12 @@ export class JobCancelledError extends WeirError {
   }
 }
 
+/** A call that the job's current state does not allow (e.g. a savepoint after the job ended). */
+export class JobStateError extends WeirError {
+  readonly code = 'ERR_WEIR_JOB_STATE';
+  readonly failureKind = 'fatal' as const;
+}
+
 // ---------- checkpoints ----------
 
 /** Why a checkpoint did not complete. Mirrors Flink's CheckpointFailureReason. */

@@ -14,6 +14,7 @@ export {
   type JobResult,
   type OperatorSummary,
   runJob,
+  type Savepoint,
   startJob,
 } from './coordinator/job-client.js';
 export type {

@@ -127,6 +127,7 @@ export class CheckpointCoordinator {
   /** Periodic scheduling is on and notifications go out. */
   #running = false;
   #sourcesFinished = false;
+  #periodicSuspended = false;
   /** Next id to hand out; only ever grows (across restarts via {@link restoreIdCounter}). */
   #nextCheckpointId = 1;
   #lastTriggerMs: number | undefined;
@@ -203,6 +204,15 @@ export class CheckpointCoordinator {
   }
 
   /** Every source reached the end of its input: no more periodic checkpoints, only a `final` one. */
+  /**
+   * Stops periodic checkpoints for good (forced ones still run): stop-with-savepoint, so that no
+   * checkpoint after the savepoint completes and commits output the savepoint does not cover.
+   */
+  suspendPeriodic(): void {
+    this.#periodicSuspended = true;
+    this.#reschedule();
+  }
+
   setSourcesFinished(finished: boolean): void {
     this.#sourcesFinished = finished;
     this.#reschedule();
@@ -282,6 +292,7 @@ export class CheckpointCoordinator {
       nowMs: this.#clock.now(),
       jobRunning: this.#running && this.#tasksToTrigger.length > 0 && this.#tasksToAck.length > 0,
       sourcesFinished: this.#sourcesFinished,
+      periodicSuspended: this.#periodicSuspended,
       pendingCount: this.#pending.size,
       lastTriggerMs: this.#lastTriggerMs,
       lastCompletionMs: this.#lastCompletionMs,
@@ -486,6 +497,8 @@ function failureReasonOfWait(reason: TriggerWaitReason): CheckpointFailureReason
       return 'job-stopping';
     case 'sources-finished':
       return 'end-of-input';
+    case 'periodic-suspended':
+      return 'job-stopping';
     case 'max-concurrent':
     case 'min-pause':
     case 'interval':

@@ -13,6 +13,8 @@ export interface TriggerFacts {
   readonly jobRunning: boolean;
   /** Every source has reached the end of its input: only the final checkpoint can still run. */
   readonly sourcesFinished: boolean;
+  /** Periodic checkpoints are suspended (a savepoint that stops the job is on its way). Default false. */
+  readonly periodicSuspended?: boolean;
   /** Checkpoints triggered and neither completed nor aborted (including those being committed). */
   readonly pendingCount: number;
   /** When the last checkpoint of any kind was triggered, or the coordinator started; undefined = never. */
@@ -27,6 +29,7 @@ export interface TriggerFacts {
 export type TriggerWaitReason =
   | 'job-not-running'
   | 'sources-finished'
+  | 'periodic-suspended'
   | 'max-concurrent'
   | 'min-pause'
   | 'interval';
@@ -40,6 +43,7 @@ export type TriggerDecision =
  * Rules, in order:
  * 1. Not running: wait for an event.
  * 2. Sources finished: wait for an event, unless this is the final checkpoint.
+ * 2b. Periodic checkpoints suspended (stop-with-savepoint): periodic ones wait for good.
  * 3. Forced kinds (everything but `periodic`) trigger now.
  * 4. `pendingCount >= maxConcurrent`: wait for one to end. A `minPause > 0` makes the effective
  *    `maxConcurrent` 1 (Flink: a pause between checkpoints implies one at a time).
@@ -50,6 +54,9 @@ export function decideTrigger(facts: TriggerFacts): TriggerDecision {
   if (!facts.jobRunning) return { kind: 'wait', untilMs: Infinity, reason: 'job-not-running' };
   if (facts.sourcesFinished && facts.kind !== 'final') {
     return { kind: 'wait', untilMs: Infinity, reason: 'sources-finished' };
+  }
+  if (facts.kind === 'periodic' && facts.periodicSuspended) {
+    return { kind: 'wait', untilMs: Infinity, reason: 'periodic-suspended' };
   }
   if (isForcedCheckpoint(facts.kind)) return { kind: 'trigger' };
   const maxConcurrent = facts.minPauseMs > 0 ? 1 : facts.maxConcurrent;

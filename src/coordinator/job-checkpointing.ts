@@ -10,10 +10,10 @@
  * sinks having committed their last transaction.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CheckpointStorageError, TaskFailureError } from '../errors.js';
+import { CheckpointStorageError, InvalidOptionError, TaskFailureError } from '../errors.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { operatorStatePackr } from '../worker/snapshot-storage.js';
@@ -57,6 +57,8 @@ export class JobCheckpointing {
   /** Metadata of completed checkpoints, by id (what restore reads). */
   readonly #metadata = new Map<number, CheckpointMetadata>();
   readonly #packr = operatorStatePackr();
+  /** The checkpoint restored from another directory (`restoreFrom: path`), kept open for restarts. */
+  #foreign: { readonly checkpointId: number; readonly storage: CheckpointStorage } | null = null;
 
   private constructor(client: JobClient, dir: string, temporary: boolean) {
     const c = client.options.checkpointing!;
@@ -142,7 +144,10 @@ export class JobCheckpointing {
     const from = this.#client.options.restoreFrom;
     if (from === undefined) return null;
     let storage = this.#storage;
-    if (from !== 'latest') storage = CheckpointStorage.open(resolve(from), { create: false });
+    if (from !== 'latest' && resolve(from) !== this.#storage.dir) {
+      storage = CheckpointStorage.open(resolve(from), { create: false });
+    }
+    let keepOpen = false;
     try {
       const found = storage.findRestorable();
       for (const s of found.skipped)
@@ -159,9 +164,15 @@ export class JobCheckpointing {
       this.#client.emit('restored', { checkpointId: found.metadata.checkpointId, dir: storage.dir });
       const plan = this.#plan(found.metadata, storage);
       if (storage === this.#storage) this.#adoptRetained(found.metadata.checkpointId);
+      else {
+        // Another directory (a savepoint, another job's checkpoints): tasks read their state
+        // from it, and a restart before this job's first checkpoint restores from it again.
+        this.#foreign = { checkpointId: found.metadata.checkpointId, storage };
+        keepOpen = true;
+      }
       return plan;
     } finally {
-      if (storage !== this.#storage) void storage.close();
+      if (storage !== this.#storage && !keepOpen) void storage.close();
     }
   }
 
@@ -193,15 +204,22 @@ export class JobCheckpointing {
   restoreForRestart(): Map<string, TaskRestoreState> | null {
     const latest = this.#coordinator.store.latest();
     const metadata = latest ? this.#metadata.get(latest.checkpointId) : [...this.#metadata.values()].at(-1);
-    return metadata ? this.#plan(metadata, this.#storage) : null;
+    if (!metadata) return null;
+    const foreign = this.#foreign?.checkpointId === metadata.checkpointId ? this.#foreign.storage : null;
+    return this.#plan(metadata, foreign ?? this.#storage);
   }
 
   #plan(metadata: CheckpointMetadata, storage: CheckpointStorage): Map<string, TaskRestoreState> {
-    return planTaskRestores(
+    const plans = planTaskRestores(
       this.#client.plan,
       metadata,
       (h) => this.#packr.unpack(storage.readChunk(h)) as unknown[],
     );
+    if (storage === this.#storage) return plans;
+    // Tasks read these chunks from `storage`'s directory, not from the job's.
+    const out = new Map<string, TaskRestoreState>();
+    for (const [key, r] of plans) out.set(key, { ...r, dir: storage.dir });
+    return out;
   }
 
   attach(execution: Execution): void {
@@ -230,6 +248,7 @@ export class JobCheckpointing {
     // Discards still running would fail on a closed storage and leave their checkpoint behind.
     await this.#coordinator.store.whenDiscarded();
     await this.#storage.close();
+    await this.#foreign?.storage.close();
     if (this.#temporaryDir) rmSync(this.#temporaryDir, { recursive: true, force: true });
   }
 
@@ -293,6 +312,55 @@ export class JobCheckpointing {
         );
       }
     });
+  }
+
+  /**
+   * Takes a savepoint: a forced checkpoint of kind `savepoint` (barriers typed `savepoint`), then
+   * a self-contained copy of it — metadata and every chunk it references, shared ones included —
+   * in a new checkpoint directory `dir` that `restoreFrom: dir` (or `--restore dir`) accepts.
+   * The copy is full (no chunk refers back to the job's directory) and is never deleted by the
+   * job's retention. `dir` must not exist or be empty.
+   */
+  async savepoint(dir: string): Promise<{ checkpointId: number; path: string }> {
+    const path = resolve(dir);
+    if (existsSync(path) && readdirSync(path).length > 0) {
+      throw new InvalidOptionError('savepoint dir', `${path} is not empty; a savepoint never overwrites`);
+    }
+    // Nothing may complete after the savepoint: a later checkpoint would let sinks commit output
+    // that the savepoint does not cover, and a run restored from it would produce it again.
+    this.#coordinator.suspendPeriodic();
+    const completed = await this.#coordinator.triggerCheckpoint('savepoint');
+    const id = completed.checkpointId;
+    const metadata = this.#metadata.get(id) ?? this.#storage.loadMetadata(id);
+    if (!metadata) throw new CheckpointStorageError(`savepoint ${id} completed but its metadata is gone`);
+    // Read every chunk in one synchronous pass: retention cannot discard any of it in between.
+    const parts = metadata.subtasks.map((s) => ({
+      entry: s,
+      chunks: s.chunks.map((h) => ({
+        name: h.name,
+        bytes: this.#storage.readChunk(h),
+        ...(h.keyGroup === undefined ? {} : { keyGroup: h.keyGroup }),
+      })),
+    }));
+    const out = CheckpointStorage.open(path);
+    try {
+      const subtasks: CheckpointMetadata['subtasks'][number][] = [];
+      for (const { entry, chunks } of parts) {
+        const handles = await out.writeChunks(
+          id,
+          { operatorUid: entry.operatorUid, subtaskIndex: entry.subtaskIndex },
+          chunks,
+        );
+        subtasks.push({ ...entry, chunks: handles });
+      }
+      const outcome = await out.commitCheckpoint({ ...metadata, incremental: false, subtasks });
+      if (outcome.state !== 'committed') {
+        throw new CheckpointStorageError(`writing savepoint ${id} to ${path} failed: ${outcome.state}`);
+      }
+    } finally {
+      await out.close();
+    }
+    return { checkpointId: id, path };
   }
 
   async #commit(completed: CompletedCheckpoint): Promise<void> {

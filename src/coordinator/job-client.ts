@@ -8,7 +8,13 @@
 
 import { EventEmitter } from 'node:events';
 import { buildStreamGraph } from '../api/define-job.js';
-import { JobCancelledError, JobFailedError, type TaskFailureError } from '../errors.js';
+import {
+  InvalidOptionError,
+  JobCancelledError,
+  JobFailedError,
+  JobStateError,
+  type TaskFailureError,
+} from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
@@ -47,8 +53,18 @@ export interface CompletedCheckpointStats {
   readonly bytes: number;
 }
 
+/** Where {@link JobClient.stopWithSavepoint} put its savepoint. */
+export interface Savepoint {
+  readonly checkpointId: number;
+  /** A checkpoint directory holding only this savepoint; pass it as `restoreFrom`. */
+  readonly path: string;
+}
+
 export interface JobResult {
-  readonly status: 'finished';
+  /** `finished`: every source ended; `stopped`: stopped with a savepoint (see `savepoint`). */
+  readonly status: 'finished' | 'stopped';
+  /** Set when the job was stopped with {@link JobClient.stopWithSavepoint}. */
+  readonly savepoint?: Savepoint;
   /** Records collected per `sinks.collect(name)`. */
   readonly sinks: Readonly<Record<string, unknown[]>>;
   readonly restarts: number;
@@ -71,6 +87,9 @@ export class JobClient extends EventEmitter {
   readonly #startedAt = performance.now();
   #execution: Execution | null = null;
   #restarts = 0;
+  #checkpointing: JobCheckpointing | null = null;
+  #savepoint: Savepoint | null = null;
+  #ended = false;
   #cancelled = false;
   #lastMetrics: ReadonlyMap<string, readonly OperatorMetrics[]> = new Map();
   /** Routes acknowledgements, declines and end-of-input to the checkpoint coordinator. */
@@ -91,6 +110,14 @@ export class JobClient extends EventEmitter {
     this.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#run());
     // The caller may only await `done` later; an unobserved rejection must not crash the process.
     this.done.catch(() => undefined);
+    void this.done.then(
+      () => {
+        this.#ended = true;
+      },
+      () => {
+        this.#ended = true;
+      },
+    );
   }
 
   /** Cancels the job: every task stops, every thread is released; `done` rejects with JobCancelledError. */
@@ -157,6 +184,7 @@ export class JobClient extends EventEmitter {
   async #run(): Promise<JobResult> {
     if (this.#cancelled) throw new JobCancelledError();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
+    this.#checkpointing = checkpoints;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
     const stateDir = this.options.stateBackend === 'lmdb' ? createStateDir() : undefined;
     try {
@@ -205,8 +233,10 @@ export class JobClient extends EventEmitter {
               plan: this.plan,
             };
           case 'cancelled':
+            if (this.#savepoint) return this.#stoppedResult(this.#savepoint);
             throw new JobCancelledError();
           case 'failed': {
+            if (this.#savepoint) return this.#stoppedResult(this.#savepoint);
             if (this.#cancelled) throw new JobCancelledError();
             const decision = restartStrategy.onFailure(Date.now());
             if (decision.kind === 'give-up') throw this.#giveUp(outcome.error);
@@ -227,6 +257,48 @@ export class JobClient extends EventEmitter {
       await checkpoints?.close();
       if (stateDir) removeStateDir(stateDir);
     }
+  }
+
+  /**
+   * Flink's stop-with-savepoint: takes a savepoint into `dir` (a new, self-contained checkpoint
+   * directory; it must not exist or be empty), lets two-phase-commit sinks commit up to it, then
+   * stops every task. `done` then resolves with `status: 'stopped'` and the savepoint; a later
+   * run continues from it with `restoreFrom: dir` (also at another parallelism).
+   * @throws InvalidOptionError when the job runs without checkpointing; the savepoint's failure
+   *   (the job keeps running then).
+   */
+  async stopWithSavepoint(dir: string): Promise<Savepoint> {
+    if (!this.options.checkpointing) {
+      throw new InvalidOptionError(
+        'stopWithSavepoint',
+        'the job runs without checkpointing; enable `checkpointing`',
+      );
+    }
+    while (this.#checkpointing === null && !this.#ended) {
+      // The job is still starting: its checkpointing opens on the first turns of #run.
+      await new Promise((r) => setImmediate(r));
+    }
+    if (this.#ended || this.#checkpointing === null) {
+      throw new JobStateError('stopWithSavepoint: the job has already ended');
+    }
+    const savepoint = await this.#checkpointing.savepoint(dir);
+    this.#savepoint = savepoint;
+    this.#cancelled = true;
+    await this.#execution?.cancel();
+    await this.done.catch(() => undefined);
+    return savepoint;
+  }
+
+  #stoppedResult(savepoint: Savepoint): JobResult {
+    return {
+      status: 'stopped',
+      savepoint,
+      sinks: this.#sinks,
+      restarts: this.#restarts,
+      checkpoints: this.#checkpoints,
+      metrics: this.metrics(),
+      plan: this.plan,
+    };
   }
 
   /** Called by the checkpointing glue when a checkpoint completes. */

@@ -32,7 +32,7 @@ export interface KeyedBackendFactory {
 export function createKeyedBackendFactory(
   d: TaskDeployment,
   vertex: JobVertex,
-  storage: TaskSnapshotStorage | null,
+  storage: Pick<TaskSnapshotStorage, 'readChunk'> | null,
 ): KeyedBackendFactory {
   const restored = new Map<string, KeyGroupChunk[]>();
   const range = keyGroupRangeFor(d.maxParallelism, vertex.parallelism, d.subtaskIndex);

@@ -59,3 +59,12 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
     close: () => storage.close(),
   };
 }
+
+/**
+ * Reads chunks from another checkpoint directory (a savepoint or another job's checkpoints that
+ * this task restores from); the task's own checkpoints still go to its job's directory.
+ */
+export function openChunkReader(dir: string): Pick<TaskSnapshotStorage, 'readChunk' | 'close'> {
+  const storage = CheckpointStorage.open(dir, { create: false });
+  return { readChunk: (handle) => storage.readChunk(handle), close: () => storage.close() };
+}

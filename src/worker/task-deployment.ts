@@ -46,6 +46,8 @@ export interface TaskRestoreState {
   readonly keyedState: Readonly<Record<string, readonly ChunkHandle[]>>;
   /** Unaligned checkpoints: in-flight records to replay before any new input (see channel-state-replay.ts). */
   readonly channelState?: readonly ChannelStateChunkRef<ChunkHandle>[];
+  /** Checkpoint directory the chunks are in, when it is not the job's (a savepoint). */
+  readonly dir?: string;
 }
 
 export interface TaskDeployment {

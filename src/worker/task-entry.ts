@@ -21,7 +21,7 @@ import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
 import { importJobModule } from './job-module.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
-import { openSnapshotStorage } from './snapshot-storage.js';
+import { openChunkReader, openSnapshotStorage, type TaskSnapshotStorage } from './snapshot-storage.js';
 import { describeFailure, StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
@@ -55,9 +55,16 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     closeChannels = () => channels.close();
     const storage = d.checkpointing ? await openSnapshotStorage(d) : null;
     if (storage) disposers.push(() => storage.close());
+    // Restore state lives in the job's directory, or in another one (restoring a savepoint).
+    let restoreReader: Pick<TaskSnapshotStorage, 'readChunk'> | null = storage;
+    if (d.restore?.dir) {
+      const reader = openChunkReader(d.restore.dir);
+      disposers.push(() => reader.close());
+      restoreReader = reader;
+    }
 
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
-    const keyedBackends = createKeyedBackendFactory(d, vertex, storage);
+    const keyedBackends = createKeyedBackendFactory(d, vertex, restoreReader);
     disposers.push(() => keyedBackends.close());
     await keyedBackends.prepare();
     const chain = new OperatorChain(vertex, {
@@ -89,10 +96,10 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
           )
         : null;
     const replay =
-      d.restore?.channelState && storage
+      d.restore?.channelState && restoreReader
         ? loadChannelState(
             d.restore.channelState,
-            (h) => storage.readChunk(h),
+            (h) => restoreReader.readChunk(h),
             plan,
             d.subtaskIndex,
             vertex.parallelism,

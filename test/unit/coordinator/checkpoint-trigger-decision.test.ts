@@ -27,6 +27,18 @@ describe('decideTrigger', () => {
     });
   });
 
+  it('suspended periodic checkpoints wait for good; forced ones still trigger', () => {
+    expect(decideTrigger({ ...base, periodicSuspended: true })).toEqual({
+      kind: 'wait',
+      untilMs: Infinity,
+      reason: 'periodic-suspended',
+    });
+    expect(decideTrigger({ ...base, kind: 'savepoint', periodicSuspended: true })).toEqual({
+      kind: 'trigger',
+    });
+    expect(decideTrigger({ ...base, kind: 'final', periodicSuspended: true })).toEqual({ kind: 'trigger' });
+  });
+
   it('waits for an event when the job is not running or the sources finished', () => {
     expect(decideTrigger({ ...base, jobRunning: false })).toEqual({
       kind: 'wait',
