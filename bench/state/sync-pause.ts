@@ -3,19 +3,21 @@
  * asynchronous serialization, for 10k / 100k / 1M keys, against a naive stop-the-world deep copy
  * measured in the same run; and delta vs full bytes when 1% of the keys changed.
  *
- *   node --import tsx bench/state/sync-pause.ts [--quick]
+ *   node --import tsx bench/state/sync-pause.ts [--quick] [--json PATH]
  *
- * Prints a table and writes bench/results/state.json (state-quick.json with --quick), with the
+ * Prints a table and writes bench/results/state.json (state-quick.json with --quick; or PATH), with the
  * machine and the Node version.
  * `--quick` runs 10k and 100k keys only, with fewer repetitions.
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyValue } from '../../src/state/copy-value.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
+import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { commandLine, type SuiteReport } from '../harness/suite-report.js';
 
 const quick = process.argv.includes('--quick');
 const SIZES = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
@@ -163,12 +165,45 @@ console.table(
   })),
 );
 
-const out = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'results',
-  quick ? 'state-quick.json' : 'state.json',
-);
+const jsonArg = process.argv.indexOf('--json');
+const out =
+  jsonArg === -1
+    ? join(
+        dirname(fileURLToPath(import.meta.url)),
+        '..',
+        'results',
+        quick ? 'state-quick.json' : 'state.json',
+      )
+    : resolve(process.argv[jsonArg + 1]);
+const report: SuiteReport = {
+  suite: 'state',
+  title: 'state: heap keyed state, sync pause at the barrier vs a naive deep copy',
+  command: commandLine('bench/state/sync-pause.ts'),
+  machine: formatMachineInfo(machineInfo()),
+  notes: [`${REPS} barriers per size; goal: sync pause ≤ 2 ms at 1 M keys.`],
+  tables: [
+    {
+      title: 'per state size',
+      rows: rows.map((r) => ({
+        keys: r.keys,
+        'sync pause median ms': fmt(r.syncPauseMedianMs, 4),
+        'sync pause max ms': fmt(r.syncPauseMaxMs, 4),
+        'naive deep copy ms': fmt(r.naiveDeepCopyMedianMs, 1),
+        'async serialize ms': fmt(r.asyncSerializeMs, 1),
+        'full KiB': Math.round(r.fullBytes / 1024),
+        'delta 1% KiB': Math.round(r.deltaBytes1pct / 1024),
+      })),
+    },
+  ],
+  charts: [
+    {
+      title: 'sync pause max (ms) per state size; goal ≤ 2 ms at 1 M keys',
+      unit: ' ms',
+      bars: rows.map((r) => ({ label: `${r.keys.toLocaleString('en-US')} keys`, value: r.syncPauseMaxMs })),
+      reference: { value: 2, label: 'goal 2 ms' },
+    },
+  ],
+};
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(
   out,
@@ -187,6 +222,7 @@ writeFileSync(
       baseline: 'naive stop-the-world deep copy of every entry at the barrier (same state, same run)',
       goal: 'sync pause <= 2 ms at 1M keys',
       rows,
+      report,
     },
     null,
     2,

@@ -11,6 +11,8 @@ const USAGE = `usage:
                  [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
                  [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
                  [--state-backend heap|lmdb] [--plan] [--json]
+  weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
+                       the benchmark suites of a source checkout (what \`npm run bench\` runs)
   weir demo            the end-to-end demo (what \`npm start\` runs)
   weir help`;
 
@@ -21,6 +23,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return runCommand(rest);
     case 'demo':
       return demoCommand();
+    case 'bench':
+      return (await import('./bench-command.js')).benchCommand(rest);
     case undefined:
     case 'help':
     case '--help':
