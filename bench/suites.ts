@@ -19,6 +19,11 @@ export const SUITES: readonly SuiteEntry[] = [
     what: 'end-to-end throughput of the keyed pipeline: weir (p=1/2, checkpoints off/EO/ALO) vs node:stream, RxJS, worker_threads',
   },
   {
+    name: 'checkpoint',
+    script: 'bench/checkpoint/run.ts',
+    what: 'throughput cost of checkpoints every 10 s / 1 s / 100 ms vs none, 100 k and 1 M keys',
+  },
+  {
     name: 'channels',
     script: 'bench/channels/run.ts',
     what: 'records/s between two worker threads: SharedArrayBuffer rings vs postMessage',
