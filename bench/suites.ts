@@ -24,6 +24,11 @@ export const SUITES: readonly SuiteEntry[] = [
     what: 'throughput cost of checkpoints every 10 s / 1 s / 100 ms vs none, 100 k and 1 M keys',
   },
   {
+    name: 'latency',
+    script: 'bench/latency/run.ts',
+    what: 'end-to-end latency p50/p99/p99.9 of a two-input keyed job, exactly-once vs at-least-once',
+  },
+  {
     name: 'channels',
     script: 'bench/channels/run.ts',
     what: 'records/s between two worker threads: SharedArrayBuffer rings vs postMessage',
