@@ -29,6 +29,11 @@ export const SUITES: readonly SuiteEntry[] = [
     what: 'end-to-end latency p50/p99/p99.9 of a two-input keyed job, exactly-once vs at-least-once',
   },
   {
+    name: 'recovery',
+    script: 'bench/recovery/run.ts',
+    what: 'time from a worker crash to processing again, vs keyed state size',
+  },
+  {
     name: 'channels',
     script: 'bench/channels/run.ts',
     what: 'records/s between two worker threads: SharedArrayBuffer rings vs postMessage',

@@ -20,7 +20,9 @@ export function wallNow() {
  * finish. The reporter's own fields are not checkpointed, so a report covers the records the
  * last attempt wrote; jobs that restart must not rely on it for totals.
  *
- * `createReporter(ctx)` returns `{ write(value), report() }`; `ctx` is the SinkContext.
+ * `createReporter(ctx)` returns `{ write(value), report() }`, optionally with hooks
+ * `onPreCommit(checkpointId)` (the barrier passed this sink) and `onCheckpointComplete(checkpointId)`;
+ * `ctx` is the SinkContext.
  */
 export function reportSink(name, createReporter) {
   const collect = sinks.collect(name);
@@ -32,8 +34,14 @@ export function reportSink(name, createReporter) {
       const reporter = createReporter(ctx);
       return {
         write: (value) => reporter.write(value),
-        preCommit: (checkpointId) => inner.preCommit?.(checkpointId) ?? [],
-        notifyCheckpointComplete: (checkpointId) => inner.notifyCheckpointComplete?.(checkpointId),
+        preCommit(checkpointId) {
+          reporter.onPreCommit?.(checkpointId);
+          return inner.preCommit?.(checkpointId) ?? [];
+        },
+        notifyCheckpointComplete(checkpointId) {
+          inner.notifyCheckpointComplete?.(checkpointId);
+          reporter.onCheckpointComplete?.(checkpointId);
+        },
         notifyCheckpointAborted: (checkpointId) => inner.notifyCheckpointAborted?.(checkpointId),
         finish() {
           // Before the final checkpoint (StreamTask finishes operators first), so the

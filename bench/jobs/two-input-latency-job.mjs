@@ -98,7 +98,7 @@ export default defineJob((env, args) => {
             received++;
             if (r.i < skip) return;
             const us = Math.round((wallNow() - r.t) * 1000);
-            perInput[r.input].recordValue(us > 0 ? us : 0);
+            perInput[r.input].recordValue(Math.max(us, 0));
           },
           report: () => ({
             subtask: ctx.subtaskIndex,
