@@ -10,10 +10,12 @@
 // to the co-process) records `now − t` in µs, per input. Records of the first `warmupMs` of
 // each source are not recorded (JIT warm-up, deployment).
 //
-// The slow input (args.stallMs > 0): source B's task busy-waits `stallMs` every `stallEvery` ms
-// before a poll — a GC pause or a slow upstream. Its records are stamped after the stall, so
-// they do not count it; but a checkpoint barrier triggered during a stall leaves B late, and
-// under exactly-once the co-process then blocks input A until B's barrier arrives (alignment).
+// The slow input (args.stallMs > 0): source B's task blocks for `stallMs` every `stallEvery` ms
+// before a poll — a blocking call or a slow upstream. It sleeps in Atomics.wait, so it takes no
+// CPU from the other tasks (a busy-wait would, on a 2-core machine, and slow input A down in
+// both modes). Its records are stamped after the stall, so they do not count it; but a
+// checkpoint trigger that arrives during a stall is handled after it, so B's barrier is late, and
+// under exactly-once the co-process blocks input A until it arrives (alignment).
 //
 // args: rate (records/s per source, default 5000), seconds (default 10), keys (default 1000),
 // stallMs (default 0), stallEvery (ms, default 200), warmupMs (default 1000).
@@ -21,9 +23,10 @@ import hdr from 'hdr-histogram-js';
 import { defineJob, sources } from 'weir';
 import { reportSink, wallNow } from './report-sink.mjs';
 
-/** Wraps a source so its reader busy-waits `stallMs` once every `everyMs` before a poll. */
+/** Wraps a source so its reader blocks its thread for `stallMs` once every `everyMs` before a poll. */
 function stalling(source, stallMs, everyMs) {
   if (stallMs <= 0) return source;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
   return {
     type: source.type,
     bounded: source.bounded,
@@ -34,10 +37,9 @@ function stalling(source, stallMs, everyMs) {
         poll(out, max) {
           const now = wallNow();
           if (now >= next) {
-            const until = now + stallMs;
-            while (wallNow() < until) {
-              // busy: the task thread can run nothing else, control messages included
-            }
+            // Nothing ever notifies `sleeper`: this sleeps the whole stall, control messages
+            // included (they wait in the port until the task loop runs again).
+            Atomics.wait(sleeper, 0, 0, stallMs);
             next = now + everyMs;
           }
           return inner.poll(out, max);

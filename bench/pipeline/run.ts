@@ -13,7 +13,8 @@
  * machine's speed drift within a round (the thing interleaving is meant to cancel).
  *
  * Sizes: the default n (2 M) keeps a round to a few seconds, so a round's cases see the same
- * machine; 7 rounds give a usable median. --quick: 300 k records, 2 rounds, numbers not for quoting.
+ * machine; 7 rounds give a usable median. --quick: 300 k records, 2 rounds, no warmup round, numbers
+ * not for quoting.
  */
 
 import path from 'node:path';
@@ -48,7 +49,7 @@ if (args.help) {
 }
 const n = args.n ?? (args.quick ? QUICK_N : DEFAULT_N);
 const rounds = args.rounds ?? (args.quick ? 2 : 7);
-const warmup = args.warmup ?? 1;
+const warmup = args.warmup ?? (args.quick ? 0 : 1);
 const jsonPath = args.json ?? resultsPath(args.quick ? 'pipeline-quick.json' : 'pipeline.json');
 
 const reference = singleThreadLoopCase();
