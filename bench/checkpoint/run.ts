@@ -1,7 +1,8 @@
 /**
  * Checkpoint cost: throughput of the keyed-sum job (`bench/jobs/keyed-sum-job.mjs`, the pipeline
  * benchmark's job with `keys` distinct keys of state) at parallelism 2, exactly-once, heap state
- * backend, with checkpoints every 10 s / 1 s / 100 ms against no checkpointing, measured in the
+ * backend, with checkpoints every 10 s / 1 s / 100 ms (and unaligned every 1 s / 100 ms) against
+ * no checkpointing, measured in the
  * same run (interleaved rounds, per-round ratios), for 100 k and 1 M keys of keyed state.
  *
  *   node --expose-gc --import tsx bench/checkpoint/run.ts [--quick] [--json PATH] [--n N] [--rounds R] [--warmup W]
@@ -13,8 +14,9 @@
  * sync and async parts, mean alignment, mean bytes. Every run's digest of final sums is checked
  * against a plain loop.
  *
- * The `lmdb` state backend cases run when `resolveJobOptions` accepts `stateBackend: 'lmdb'`;
- * until then they are skipped with the reason printed (their overhead is relative to `lmdb none`).
+ * Cases that need what this build may not have yet — unaligned checkpoints, the `lmdb` state
+ * backend — run when `resolveJobOptions` accepts their options and are skipped with its reason
+ * printed otherwise (the lmdb cases' overhead is relative to `lmdb none`).
  *
  * Sizes: n = 8 M (a run lasts > 10 s on this 2-core VM, so the 10 s interval fires), 3 rounds,
  * no warmup round (each run is long and pays its own start-up outside the clock). --quick:
@@ -68,6 +70,7 @@ interface CheckpointCase {
   readonly name: string;
   readonly backend: Backend;
   readonly interval: number | null;
+  readonly unaligned?: boolean;
 }
 
 interface CheckpointSample {
@@ -83,14 +86,22 @@ const CASES: readonly CheckpointCase[] = [
   { name: 'EO 10s', backend: 'heap', interval: 10_000 },
   { name: 'EO 1s', backend: 'heap', interval: 1000 },
   { name: 'EO 100ms', backend: 'heap', interval: 100 },
+  { name: 'EO 1s unaligned', backend: 'heap', interval: 1000, unaligned: true },
+  { name: 'EO 100ms unaligned', backend: 'heap', interval: 100, unaligned: true },
   { name: 'lmdb none', backend: 'lmdb', interval: null },
   { name: 'lmdb EO 1s', backend: 'lmdb', interval: 1000 },
 ];
 
-/** Why a backend cannot run here (resolveJobOptions rejects it), or null. */
-function backendUnavailable(backend: Backend): string | null {
+function checkpointingOf(c: CheckpointCase): CheckpointingOptions | undefined {
+  if (c.interval === null) return undefined;
+  return { interval: c.interval, mode: 'exactly-once', ...(c.unaligned ? { unaligned: true } : {}) };
+}
+
+/** Why a case cannot run with this build (resolveJobOptions rejects its options), or null. */
+function unavailable(c: CheckpointCase): string | null {
   try {
-    resolveJobOptions({ stateBackend: backend });
+    const checkpointing = checkpointingOf(c);
+    resolveJobOptions({ stateBackend: c.backend, ...(checkpointing ? { checkpointing } : {}) });
     return null;
   } catch (e) {
     return (e as Error).message;
@@ -112,8 +123,7 @@ function expectedChecksum(records: number, keys: number): string {
 }
 
 async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSample> {
-  const checkpointing: CheckpointingOptions | undefined =
-    c.interval === null ? undefined : { interval: c.interval, mode: 'exactly-once' };
+  const checkpointing = checkpointingOf(c);
   const { result, reports, startedAt } = await runWeirJob<DigestReport>(
     KEYED_SUM_JOB,
     {
@@ -143,7 +153,7 @@ process.stdout.write(
 
 const skipped: { name: string; reason: string }[] = [];
 const runnable = CASES.filter((c) => {
-  const reason = backendUnavailable(c.backend);
+  const reason = unavailable(c);
   if (reason !== null) skipped.push({ name: c.name, reason });
   return reason === null;
 });
