@@ -68,24 +68,17 @@ async function runSuite(suite: SuiteEntry, quick: boolean, tmp: string): Promise
   const command = `node ${args.join(' ').replace(json, `<tmp>/${suite.name}.json`)}`;
   const started = performance.now();
   process.stdout.write(`\n━━ ${suite.name} ━━ ${suite.what}\n$ ${command}\n\n`);
-  const exitCode = await new Promise<number | null>((resolve) => {
+  const { exitCode, why } = await new Promise<{ exitCode: number | null; why: string }>((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
-    child.on('error', (error) => {
-      process.stderr.write(`could not start suite ${suite.name}: ${error.message}\n`);
-      resolve(null);
-    });
-    child.on('exit', (code) => resolve(code));
+    child.on('error', (error) => resolve({ exitCode: null, why: `could not start: ${error.message}` }));
+    child.on('exit', (code, signal) =>
+      resolve({ exitCode: code, why: code === null ? `killed by ${signal}` : `exit code ${code}` }),
+    );
   });
   const durationMs = performance.now() - started;
   if (exitCode !== 0) {
-    return {
-      name: suite.name,
-      command,
-      status: 'failed',
-      exitCode,
-      durationMs,
-      error: `exit code ${exitCode}`,
-    };
+    process.stderr.write(`suite ${suite.name} failed: ${why}\n`);
+    return { name: suite.name, command, status: 'failed', exitCode, durationMs, error: why };
   }
   if (!existsSync(json)) {
     return { name: suite.name, command, status: 'failed', exitCode, durationMs, error: 'no JSON written' };
