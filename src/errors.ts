@@ -268,3 +268,50 @@ export class CheckpointFailureThresholdError extends WeirError {
     );
   }
 }
+
+// ---------- file connectors ----------
+
+/**
+ * A file source cannot read a file: it is missing or unreadable, vanished, was truncated or
+ * replaced while followed, or holds a record larger than the limit. Names the file.
+ */
+export class FileSourceError extends WeirError {
+  readonly code = 'ERR_WEIR_FILE_SOURCE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`file source: ${file}: ${reason}`, options);
+  }
+}
+
+/** A record of an input file does not parse in the source's format (`onError: 'fail'`). */
+export class MalformedRecordError extends WeirError {
+  readonly code = 'ERR_WEIR_MALFORMED_RECORD';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(`${file}:${line}: malformed record: ${reason}`);
+  }
+}
+
+/**
+ * A file sink cannot write or commit: a record it cannot encode, an I/O failure, or a pending
+ * part file that is gone without its committed file (output a checkpoint covers would be lost).
+ */
+export class FileSinkError extends WeirError {
+  readonly code = 'ERR_WEIR_FILE_SINK';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`file sink: ${path}: ${reason}`, options);
+  }
+}

@@ -2,6 +2,10 @@
 
 export * from './api/index.js';
 export type { CheckpointBarrier, CheckpointType, Frame } from './channels/frame.js';
+export type { DeadLetter } from './connectors/dead-letter.js';
+export type { FilePendingPart, FileSinkOptions } from './connectors/file-sink.js';
+export type { FileSourceOptions, FileSplitState } from './connectors/file-source.js';
+export type { TextFormat } from './connectors/formats/text-format.js';
 export { sinks, sources } from './connectors/index.js';
 export {
   type CompletedCheckpointStats,

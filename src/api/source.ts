@@ -54,6 +54,12 @@ export interface SinkContext extends RuntimeContext {
   /** The sink's pending transactions restored from a checkpoint, redistributed to this subtask. */
   readonly restoredState: readonly unknown[] | undefined;
   /**
+   * Id of the checkpoint this attempt was restored from (the same for every subtask, also one
+   * whose share of `restoredState` is empty); `undefined` on a fresh start. A sink that stages
+   * files uses it to tell staged files of that checkpoint from those of later, failed ones.
+   */
+  readonly restoredCheckpointId?: number;
+  /**
    * Hands records to the job client (collect sink). `transactionId` names a committed
    * transaction: the client takes each id once, so a repeated commit delivers nothing twice.
    * `null` for non-transactional delivery.

@@ -1,16 +1,25 @@
 /** The `weir` command: argument parsing and dispatch to subcommands. */
 
 import { parseArgs } from 'node:util';
-import { type JobResult, startJob } from '../coordinator/job-client.js';
+import {
+  type CompletedCheckpointStats,
+  type JobClient,
+  type JobMetrics,
+  type JobResult,
+  startJob,
+} from '../coordinator/job-client.js';
 import type { JobOptions } from '../coordinator/job-options.js';
-import { WeirError } from '../errors.js';
+import { JobCancelledError, WeirError } from '../errors.js';
 import { describePlan } from '../graph/describe-plan.js';
 
 const USAGE = `usage:
   weir run <job> [--parallelism N] [--max-parallelism N] [--arg key=value]...
                  [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
                  [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
-                 [--state-backend heap|lmdb] [--plan] [--json]
+                 [--state-backend heap|lmdb] [--plan] [--json] [--verbose]
+                 SIGTERM/SIGINT stop the job (in-flight checkpoint aborted, exit 143/130);
+                 rerun with the same --checkpoint-dir and --restore latest to resume
+  weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
   weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
                        the benchmark suites of a source checkout (what \`npm run bench\` runs)
   weir demo            the end-to-end demo (what \`npm start\` runs)
@@ -21,6 +30,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'run':
       return runCommand(rest);
+    case 'checkpoints':
+      return (await import('./checkpoints-command.js')).checkpointsCommand(rest);
     case 'demo':
       return demoCommand();
     case 'bench':
@@ -43,6 +54,7 @@ export function parseRunArgs(args: readonly string[]): {
   options: JobOptions;
   json: boolean;
   plan: boolean;
+  verbose: boolean;
 } {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -60,6 +72,7 @@ export function parseRunArgs(args: readonly string[]): {
       unaligned: { type: 'boolean' },
       json: { type: 'boolean' },
       plan: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
     },
   });
   if (positionals.length !== 1) throw new UsageError('weir run needs exactly one job module');
@@ -98,7 +111,13 @@ export function parseRunArgs(args: readonly string[]): {
       : undefined,
     restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
   };
-  return { job: positionals[0], options, json: values.json ?? false, plan: values.plan ?? false };
+  return {
+    job: positionals[0],
+    options,
+    json: values.json ?? false,
+    plan: values.plan ?? false,
+    verbose: values.verbose ?? false,
+  };
 }
 
 class UsageError extends Error {}
@@ -112,14 +131,56 @@ async function runCommand(args: readonly string[]): Promise<number> {
     return 2;
   }
   const started = Date.now();
+  let stoppedBy: NodeJS.Signals | null = null;
+  const stop = installStopHandlers((signal) => {
+    stoppedBy = signal;
+  });
   try {
     const client = await startJob(parsed.job, parsed.options);
+    stop.attach(client);
     if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
+    // Progress goes to stderr, so it does not disturb --json on stdout.
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.restoredFrom !== undefined)
+        console.error(`weir run: attempt ${e.attempt} restored from checkpoint ${e.restoredFrom}`);
+    });
+    if (parsed.verbose) {
+      let last = { at: performance.now(), records: 0 };
+      client.on('metrics', (m: JobMetrics) => {
+        const records = m.operators
+          .filter((o) => client.plan.vertices[o.vertexId].operators[0].spec.kind === 'source')
+          .filter((o) => client.plan.vertices[o.vertexId].operators[0].name === o.name)
+          .reduce((a, o) => a + o.recordsOut, 0);
+        const now = performance.now();
+        const rate = ((records - last.records) * 1000) / Math.max(1, now - last.at);
+        last = { at: now, records };
+        console.error(
+          `weir run: ${records.toLocaleString('en-US')} source records, ${Math.max(0, Math.round(rate)).toLocaleString('en-US')} records/s`,
+        );
+      });
+      client.on('checkpoint', (c: CompletedCheckpointStats) => {
+        console.error(
+          `weir run: checkpoint ${c.checkpointId} completed in ${Math.round(c.durationMs)} ms, ${c.bytes} bytes`,
+        );
+      });
+    }
+    client.on('restarting', (e: { attempt: number; cause: Error }) => {
+      console.error(`weir run: restarting (attempt ${e.attempt}): ${e.cause.message.split('\n')[0]}`);
+    });
     const result = await client.done;
     if (parsed.json) console.log(JSON.stringify(jsonSummary(result)));
     else printSummary(result, Date.now() - started);
     return 0;
   } catch (e) {
+    if (stoppedBy !== null && e instanceof JobCancelledError) {
+      const dir = parsed.options.checkpointing?.dir;
+      const message =
+        `stopped by ${stoppedBy}; in-flight checkpoints were aborted and the checkpoint storage closed` +
+        (dir ? `; resume with --checkpoint-dir ${dir} --restore latest` : '');
+      if (parsed.json) console.log(JSON.stringify({ status: 'stopped', signal: stoppedBy, message }));
+      else console.error(`weir run: ${message}`);
+      return stoppedBy === 'SIGINT' ? 130 : 143;
+    }
     if (parsed.json) {
       console.log(JSON.stringify({ status: 'failed', error: errorJson(e) }));
     } else {
@@ -128,7 +189,46 @@ async function runCommand(args: readonly string[]): Promise<number> {
       if (cause instanceof Error) console.error(`caused by: ${cause.message}`);
     }
     return 1;
+  } finally {
+    stop.dispose();
   }
+}
+
+/**
+ * SIGTERM/SIGINT stop a running job gracefully: the job is cancelled (every task stops, an
+ * in-flight checkpoint is aborted, so its half-written chunks are never referenced and are
+ * removed at the next open), the checkpoint storage is closed, and the command exits non-zero
+ * (143 / 130) with a message. A second signal exits at once.
+ */
+function installStopHandlers(onStop: (signal: NodeJS.Signals) => void): {
+  attach(client: JobClient): void;
+  dispose(): void;
+} {
+  let client: JobClient | null = null;
+  let signalled: NodeJS.Signals | null = null;
+  const handler = (signal: NodeJS.Signals) => {
+    if (signalled !== null) {
+      console.error(`weir run: second ${signal}, exiting now`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    signalled = signal;
+    onStop(signal);
+    console.error(`weir run: ${signal} received, stopping the job…`);
+    void client?.cancel();
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  return {
+    attach(c) {
+      client = c;
+      // A signal that arrived while the job was being started.
+      if (signalled !== null) void c.cancel();
+    },
+    dispose() {
+      process.off('SIGTERM', handler);
+      process.off('SIGINT', handler);
+    },
+  };
 }
 
 function errorJson(e: unknown): unknown {

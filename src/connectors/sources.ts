@@ -1,1 +1,2 @@
+export { file } from './file-source.js';
 export { sequence } from './sequence-source.js';

@@ -31,6 +31,17 @@ import type { JobClient } from './job-client.js';
 import type { DeployedTask, Execution } from './scheduler.js';
 import { planTaskRestores } from './task-restore-planner.js';
 
+/** Stats of a checkpoint adopted from an earlier run (not measured by this one). */
+const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
+  endToEndDurationMs: 0,
+  maxAlignmentDurationMs: 0,
+  maxCheckpointStartDelayMs: 0,
+  syncDurationMs: { max: 0, sum: 0 },
+  asyncDurationMs: { max: 0, sum: 0 },
+  stateSizeBytes: 0,
+  acknowledgedTasks: 0,
+};
+
 /** Attempts at the final checkpoint before the job fails (each failure is logged). */
 const FINAL_CHECKPOINT_ATTEMPTS = 3;
 
@@ -52,7 +63,14 @@ export class JobCheckpointing {
     this.#client = client;
     this.#temporaryDir = temporary ? dir : null;
     this.#storage = CheckpointStorage.open(dir);
-    this.taskConfig = { mode: c.mode, dir, incremental: false, stateBackend: client.options.stateBackend };
+    this.taskConfig = {
+      mode: c.mode,
+      dir,
+      incremental: c.incremental,
+      fullEvery: c.fullEvery,
+      stateBackend: client.options.stateBackend,
+      unaligned: c.unaligned,
+    };
     this.#coordinator = new CheckpointCoordinator(
       {
         interval: c.interval,
@@ -68,15 +86,15 @@ export class JobCheckpointing {
           triggerSources: (id, timestamp, tasks, kind) => {
             const type = checkpointTypeOf(kind);
             for (const t of this.#tasks(tasks))
-              void t.control.triggerCheckpoint(id, timestamp, type).catch(ignoreGone);
+              callTask(() => t.control.triggerCheckpoint(id, timestamp, type));
           },
           notifyComplete: (id) => {
             for (const t of this.#execution?.tasks ?? [])
-              void t.control.notifyCheckpointComplete(id).catch(ignoreGone);
+              callTask(() => t.control.notifyCheckpointComplete(id));
           },
           notifyAborted: (id) => {
             for (const t of this.#execution?.tasks ?? [])
-              void t.control.notifyCheckpointAborted(id).catch(ignoreGone);
+              callTask(() => t.control.notifyCheckpointAborted(id));
           },
         },
         commit: (completed) => this.#commit(completed),
@@ -110,6 +128,10 @@ export class JobCheckpointing {
 
   /** Opens the checkpoint directory (a temporary one when none is configured). */
   static async open(client: JobClient): Promise<JobCheckpointing> {
+    // The client starts its run in its constructor; one turn of the event loop lets the caller of
+    // `startJob` attach listeners before the initial restore emits 'restored', 'fresh-start' or a
+    // 'warning' about a skipped (damaged) checkpoint.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const configured = client.options.checkpointing!.dir;
     if (configured) return new JobCheckpointing(client, resolve(configured), false);
     return new JobCheckpointing(client, mkdtempSync(join(tmpdir(), 'weir-checkpoints-')), true);
@@ -135,10 +157,36 @@ export class JobCheckpointing {
       this.#metadata.set(found.metadata.checkpointId, found.metadata);
       this.#coordinator.restoreIdCounter(found.metadata.checkpointId + 1);
       this.#client.emit('restored', { checkpointId: found.metadata.checkpointId, dir: storage.dir });
-      return this.#plan(found.metadata, storage);
+      const plan = this.#plan(found.metadata, storage);
+      if (storage === this.#storage) this.#adoptRetained(found.metadata.checkpointId);
+      return plan;
     } finally {
       if (storage !== this.#storage) void storage.close();
     }
+  }
+
+  /**
+   * Restoring from this job's own directory: the checkpoints an earlier run left there, up to the
+   * restored one, join the store, so `retain` applies to them as to new ones (otherwise every
+   * process restart would leave its checkpoints, and the chunks they share, forever). Newer
+   * checkpoints were skipped as damaged and stay for a human to inspect (`weir checkpoints`).
+   * Discarding is safe for the restored state: storage refcounts keep every chunk it references.
+   */
+  #adoptRetained(restoredId: number): void {
+    const recovered: CompletedCheckpoint[] = [];
+    for (const row of this.#storage.describe()) {
+      if (row.checkpointId > restoredId) continue;
+      const timestamp = row.state === 'readable' ? row.timestamp : 0;
+      recovered.push({
+        checkpointId: row.checkpointId,
+        kind: 'periodic',
+        timestamp,
+        completionTimestamp: timestamp,
+        taskStates: {},
+        stats: RECOVERED_STATS,
+      });
+    }
+    this.#coordinator.addRecoveredCheckpoints(recovered);
   }
 
   /** Restore state after a failure: the latest completed checkpoint, or null if there is none. */
@@ -179,6 +227,8 @@ export class JobCheckpointing {
 
   async close(): Promise<void> {
     await this.#coordinator.stop();
+    // Discards still running would fail on a closed storage and leave their checkpoint behind.
+    await this.#coordinator.store.whenDiscarded();
     await this.#storage.close();
     if (this.#temporaryDir) rmSync(this.#temporaryDir, { recursive: true, force: true });
   }
@@ -248,16 +298,19 @@ export class JobCheckpointing {
   async #commit(completed: CompletedCheckpoint): Promise<void> {
     const plan = this.#client.plan;
     const subtasks: CheckpointMetadata['subtasks'][number][] = [];
+    // Incremental: some task acknowledged chunks shared from earlier checkpoints (its delta chain).
+    let incremental = false;
     for (const [key, handles] of Object.entries(completed.taskStates)) {
       const subtaskIndex = Number(key.split('/')[1]);
       for (const op of (handles as TaskSnapshotHandles).operators) {
         subtasks.push({ operatorUid: op.operatorUid, subtaskIndex, chunks: op.chunks });
+        if (op.chunks.some((h) => h.checkpointId !== completed.checkpointId)) incremental = true;
       }
     }
     const metadata: CheckpointMetadata = {
       checkpointId: completed.checkpointId,
       timestamp: completed.timestamp,
-      incremental: false,
+      incremental,
       job: {
         maxParallelism: plan.maxParallelism,
         operators: plan.vertices.flatMap((v) =>
@@ -282,4 +335,15 @@ export class JobCheckpointing {
 }
 
 /** A control call to a task whose worker is gone never matters: the execution is failing anyway. */
-function ignoreGone(): void {}
+/**
+ * Calls a task's control port, ignoring a task that is gone: its call rejects when the port
+ * closed, or throws synchronously once the execution released its comlink proxy (a checkpoint
+ * notification racing the teardown of a failed execution).
+ */
+function callTask(call: () => Promise<unknown>): void {
+  try {
+    void call().catch(() => undefined);
+  } catch {
+    // proxy released: the execution is being torn down
+  }
+}

@@ -11,6 +11,7 @@ import { buildStreamGraph } from '../api/define-job.js';
 import { JobCancelledError, JobFailedError, type TaskFailureError } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
 import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
@@ -85,7 +86,9 @@ export class JobClient extends EventEmitter {
     this.#jobModule = jobModule;
     this.plan = plan;
     this.options = options;
-    this.done = this.#run();
+    // Start on the next turn of the event loop: a caller that does `const c = await startJob(…);
+    // c.on('deployed', …)` attaches its listeners in microtasks before that, so it sees every event.
+    this.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#run());
     // The caller may only await `done` later; an unobserved rejection must not crash the process.
     this.done.catch(() => undefined);
   }
@@ -97,7 +100,11 @@ export class JobClient extends EventEmitter {
     await this.done.catch(() => undefined);
   }
 
-  /** A snapshot of the job's counters so far. */
+  /**
+   * The job's counters: while it runs, the latest sample of the current attempt's tasks (taken
+   * every `metricsInterval` ms; a restart starts the counts again); once it finished, the totals
+   * of the attempt that finished.
+   */
   metrics(): JobMetrics {
     return {
       durationMs: performance.now() - this.#startedAt,
@@ -105,9 +112,53 @@ export class JobClient extends EventEmitter {
     };
   }
 
+  /**
+   * Samples every task's counters over its control port (answered between two turns of the
+   * task's loop) and emits `metrics` with {@link metrics}. Returns the function that stops it.
+   */
+  #sampleMetrics(execution: Execution): () => void {
+    const every = this.options.metricsInterval;
+    if (every <= 0) return () => undefined;
+    const live = new Map<string, readonly OperatorMetrics[]>();
+    let inFlight = false;
+    let stopped = false;
+    const timer = setInterval(() => {
+      if (inFlight || stopped) return;
+      inFlight = true;
+      const samples = execution.tasks.map(async (t) => {
+        let timeout: NodeJS.Timeout | undefined;
+        try {
+          const m = await Promise.race([
+            t.control.metrics(),
+            new Promise<null>((r) => {
+              timeout = setTimeout(() => r(null), every);
+            }),
+          ]);
+          if (m) live.set(t.key, m);
+        } catch {
+          // The task ended (its port is closed): its last sample or `finished` counts stand.
+        } finally {
+          clearTimeout(timeout);
+        }
+      });
+      void Promise.all(samples).then(() => {
+        inFlight = false;
+        if (stopped) return;
+        this.#lastMetrics = new Map(live);
+        this.emit('metrics', this.metrics());
+      });
+    }, every);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
   async #run(): Promise<JobResult> {
+    if (this.#cancelled) throw new JobCancelledError();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
+    const stateDir = this.options.stateBackend === 'lmdb' ? createStateDir() : undefined;
     try {
       let restore = checkpoints ? checkpoints.initialRestore() : null;
       for (;;) {
@@ -124,17 +175,23 @@ export class JobClient extends EventEmitter {
             batchRecords: this.options.channels.batchRecords,
             batchBytes: this.options.channels.batchBytes,
             checkpointing: checkpoints?.taskConfig ?? null,
+            stateBackend: this.options.stateBackend,
+            stateDir,
             restore,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );
         this.#execution = execution;
+        // cancel() may have run before this execution existed.
+        if (this.#cancelled) void execution.cancel();
         checkpoints?.attach(execution);
         this.emit('deployed', {
           attempt,
           restoredFrom: restore ? [...restore.values()][0]?.checkpointId : undefined,
         });
+        const stopSampling = this.#sampleMetrics(execution);
         const outcome = await execution.done;
+        stopSampling();
         await checkpoints?.detach();
         switch (outcome.state) {
           case 'finished':
@@ -168,6 +225,7 @@ export class JobClient extends EventEmitter {
       }
     } finally {
       await checkpoints?.close();
+      if (stateDir) removeStateDir(stateDir);
     }
   }
 

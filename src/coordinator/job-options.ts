@@ -4,6 +4,7 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
+import { DEFAULT_FULL_EVERY } from '../state/incremental-chain.js';
 import { DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM } from '../state/key-groups.js';
 
 export type CheckpointMode = 'exactly-once' | 'at-least-once';
@@ -26,8 +27,13 @@ export interface CheckpointingOptions {
   readonly dir?: string;
   /** Completed checkpoints kept. Default 3. */
   readonly retain?: number;
-  /** Write only what changed since the previous checkpoint. Default false. */
+  /**
+   * Keyed state: write only the keys changed since the last confirmed checkpoint (a delta over a
+   * chain of earlier chunks, which the checkpoint shares). Default false.
+   */
   readonly incremental?: boolean;
+  /** With `incremental`: a full snapshot at least every this many checkpoints (bounds the chain). Default 10. */
+  readonly fullEvery?: number;
 }
 
 export type RestartStrategyOptions =
@@ -64,6 +70,11 @@ export interface JobOptions {
   /** `'latest'`: the newest completed checkpoint in `checkpointing.dir`; or a checkpoint directory path. */
   readonly restoreFrom?: string;
   readonly channels?: ChannelOptions;
+  /**
+   * How often the client samples live task counters (`JobClient.metrics()`, the `metrics`
+   * event), ms. Default 1000; 0 turns sampling off (counters then arrive when tasks finish).
+   */
+  readonly metricsInterval?: number;
 }
 
 /** Options with defaults applied. */
@@ -78,6 +89,7 @@ export interface ResolvedJobOptions {
   readonly restartStrategy: RestartStrategyOptions;
   readonly restoreFrom: string | undefined;
   readonly channels: Required<ChannelOptions>;
+  readonly metricsInterval: number;
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -113,18 +125,19 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
         `must be 'exactly-once' or 'at-least-once', got ${JSON.stringify(mode)}`,
       );
     }
-    if (c.unaligned) {
+    if (c.unaligned !== undefined && typeof c.unaligned !== 'boolean') {
+      throw new InvalidOptionError('checkpointing.unaligned', `must be a boolean, got ${typeof c.unaligned}`);
+    }
+    if (c.unaligned && mode !== 'exactly-once') {
       throw new InvalidOptionError(
         'checkpointing.unaligned',
-        'unaligned checkpoints are not implemented yet',
+        "unaligned checkpoints are an exactly-once variant; at-least-once never aligns (use mode: 'exactly-once')",
       );
     }
-    if (c.incremental) {
-      // The heap backend produces deltas, but the coordinator does not yet chain them into
-      // checkpoint metadata: refuse rather than silently write full snapshots.
+    if (c.incremental !== undefined && typeof c.incremental !== 'boolean') {
       throw new InvalidOptionError(
         'checkpointing.incremental',
-        'incremental checkpoints are not wired into the runtime yet',
+        `must be a boolean, got ${JSON.stringify(c.incremental)}`,
       );
     }
     if (c.dir !== undefined && (typeof c.dir !== 'string' || c.dir.length === 0)) {
@@ -133,7 +146,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     checkpointing = {
       interval: int('checkpointing.interval', c.interval, 10),
       mode,
-      unaligned: false,
+      unaligned: c.unaligned ?? false,
       timeout: c.timeout === undefined ? 600_000 : int('checkpointing.timeout', c.timeout, 1),
       minPause: c.minPause === undefined ? 0 : int('checkpointing.minPause', c.minPause, 0),
       maxConcurrent:
@@ -145,6 +158,8 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       dir: c.dir,
       retain: c.retain === undefined ? 3 : int('checkpointing.retain', c.retain, 1),
       incremental: c.incremental ?? false,
+      fullEvery:
+        c.fullEvery === undefined ? DEFAULT_FULL_EVERY : int('checkpointing.fullEvery', c.fullEvery, 1),
     };
   }
   const stateBackend = o.stateBackend ?? 'heap';
@@ -152,12 +167,6 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     throw new InvalidOptionError(
       'stateBackend',
       `must be 'heap' or 'lmdb', got ${JSON.stringify(stateBackend)}`,
-    );
-  }
-  if (stateBackend === 'lmdb') {
-    throw new InvalidOptionError(
-      'stateBackend',
-      "the 'lmdb' working-state backend is not implemented yet; use 'heap'",
     );
   }
   const restartStrategy = o.restartStrategy ?? { type: 'none' };
@@ -181,5 +190,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     restartStrategy,
     restoreFrom: o.restoreFrom,
     channels,
+    metricsInterval:
+      o.metricsInterval === undefined ? 1000 : int('metricsInterval', o.metricsInterval, 0, 3_600_000),
   };
 }

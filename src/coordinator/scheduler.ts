@@ -40,6 +40,10 @@ export interface ExecutionOptions {
   readonly batchRecords: number;
   readonly batchBytes: number;
   readonly checkpointing: TaskCheckpointConfig | null;
+  /** Keyed state backend of every task. Default 'heap'. */
+  readonly stateBackend?: 'heap' | 'lmdb';
+  /** Parent directory of lmdb state environments (per job). */
+  readonly stateDir?: string;
   /** Restore state per task key (`vertexId/subtask`), or null for a fresh start. */
   readonly restore: ReadonlyMap<string, TaskRestoreState> | null;
   /** Worker resource limits (piscina `resourceLimits`). */
@@ -175,6 +179,8 @@ export class Execution {
           controlPort: control.port2,
           eventPort: events.port2,
           checkpointing: options.checkpointing,
+          stateBackend: options.stateBackend ?? 'heap',
+          stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
           channelOptions: { batchRecords: options.batchRecords, batchBytes: options.batchBytes },
         };

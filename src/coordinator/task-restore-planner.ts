@@ -15,6 +15,8 @@ import { keyGroupRangeContains, keyGroupRangeFor } from '../state/key-groups.js'
 import { redistributeOperatorState } from '../state/redistribute-operator-state.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import { CHANNEL_STATE_CHUNK } from '../worker/channel-state/channel-state-recorder.js';
+import type { ChannelStateChunkRef } from '../worker/channel-state/channel-state-replay.js';
 import { OPERATOR_STATE_CHUNK } from '../worker/snapshot-storage.js';
 import type { TaskRestoreState } from '../worker/task-deployment.js';
 
@@ -31,6 +33,22 @@ export function planTaskRestores(
     byUid.set(s.operatorUid, list);
   }
   const restores = new Map<string, TaskRestoreState>();
+  /**
+   * Channel state (unaligned checkpoints) is stored under a task's head operator. At unchanged
+   * parallelism a subtask gets its own; otherwise every subtask gets all of it and keeps what it
+   * owns (see channel-state-replay.ts).
+   */
+  const planChannelState = (headUid: string, parallelism: number, subtaskIndex: number) => {
+    const fromParallelism = oldParallelism.get(headUid) ?? 0;
+    const refs: ChannelStateChunkRef<ChunkHandle>[] = [];
+    for (const s of byUid.get(headUid) ?? []) {
+      if (fromParallelism === parallelism && s.subtaskIndex !== subtaskIndex) continue;
+      for (const h of s.chunks)
+        if (h.name === CHANNEL_STATE_CHUNK)
+          refs.push({ fromSubtask: s.subtaskIndex, fromParallelism, handle: h });
+    }
+    return refs;
+  };
   const operatorState = new Map<string, unknown[][]>(); // uid → per new subtask
   for (const v of plan.vertices) {
     for (const op of v.operators) {
@@ -61,10 +79,12 @@ export function planTaskRestores(
           }
         }
       }
+      const channelState = planChannelState(v.operators[0].uid, v.parallelism, i);
       restores.set(taskKey({ vertexId: v.vertexId, subtaskIndex: i }), {
         checkpointId: metadata.checkpointId,
         operatorState: ops,
         keyedState: keyed,
+        ...(channelState.length > 0 ? { channelState } : {}),
       });
     }
   }

@@ -5,16 +5,16 @@
 
 import type { AggregateFunction, AggregatingState } from '../api/functions.js';
 import { isMutable } from './copy-value.js';
-import type { HeapStateCore } from './heap-state-core.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
 
 export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, OUT> {
   readonly kind = 'aggregating' as const;
-  readonly #core: HeapStateCore;
+  readonly #core: KeyedStateCore;
   readonly #table: StateTable;
   readonly #fn: AggregateFunction<IN, ACC, OUT>;
 
-  constructor(core: HeapStateCore, table: StateTable, fn: AggregateFunction<IN, ACC, OUT>) {
+  constructor(core: KeyedStateCore, table: StateTable, fn: AggregateFunction<IN, ACC, OUT>) {
     this.#core = core;
     this.#table = table;
     this.#fn = fn;

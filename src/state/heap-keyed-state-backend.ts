@@ -11,7 +11,6 @@ import { Packr } from 'msgpackr';
 import type {
   AggregateFunction,
   AggregatingState,
-  KeyedStateStore,
   ListState,
   MapState,
   ReduceFunction,
@@ -26,6 +25,7 @@ import { type CopyOnWriteCounters, HeapStateCore } from './heap-state-core.js';
 import { internalKeyOf } from './internal-key.js';
 import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
 import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from './key-groups.js';
+import type { KeyedStateBackend, KeyedStateRestoreSummary } from './keyed-state-backend.js';
 import { HeapListState } from './list-state-handle.js';
 import { HeapMapState } from './map-state-handle.js';
 import { HeapReducingState } from './reducing-state-handle.js';
@@ -50,23 +50,14 @@ export interface HeapKeyedStateBackendOptions {
   readonly operatorName?: string;
 }
 
-/** Result of {@link HeapKeyedStateBackend.restore}. */
-export interface KeyedStateRestoreSummary {
-  /** Chunks applied (key group in range) and skipped (other subtasks' key groups). */
-  readonly appliedChunks: number;
-  readonly skippedChunks: number;
-  /** Key groups of this range that received state, ascending. */
-  readonly keyGroups: readonly number[];
-  /** Base of the next delta. */
-  readonly checkpointId: number | undefined;
-}
+export type { KeyedStateRestoreSummary } from './keyed-state-backend.js';
 
 /** Every handle records its kind, so a cached handle can be checked against the kind asked for. */
 interface AnyHandle {
   readonly kind: StateKind;
 }
 
-export class HeapKeyedStateBackend implements KeyedStateStore {
+export class HeapKeyedStateBackend implements KeyedStateBackend {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
   readonly #core: HeapStateCore;
@@ -341,5 +332,10 @@ export class HeapKeyedStateBackend implements KeyedStateStore {
   /** Names of all states registered or restored. */
   stateNames(): string[] {
     return [...this.#core.tables.keys()];
+  }
+
+  /** Nothing to release: state lives in JS memory. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }

@@ -43,6 +43,7 @@ import { KeyGroupOutOfRangeError, StateAccessError } from '../errors.js';
 import { describeKey, internalKeyOf } from './internal-key.js';
 import type { KeyGroupRange } from './key-groups.js';
 import { assignToKeyGroup } from './key-groups.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateEntry, StateKind } from './state-entry.js';
 import { StateTable } from './state-table.js';
 
@@ -84,7 +85,7 @@ export interface HeapStateCoreOptions {
   readonly operatorName: string;
 }
 
-export class HeapStateCore {
+export class HeapStateCore implements KeyedStateCore {
   readonly maxParallelism: number;
   readonly range: KeyGroupRange;
   readonly clock: () => number;

@@ -10,7 +10,11 @@ export type {
 } from './heap-keyed-state-snapshot.js';
 export { HeapKeyedStateSnapshot } from './heap-keyed-state-snapshot.js';
 export type { CopyOnWriteCounters } from './heap-state-core.js';
+export { type ChainDecision, DEFAULT_FULL_EVERY, IncrementalChain } from './incremental-chain.js';
 export type { ChunkKind, KeyGroupChunk } from './key-group-chunk.js';
+export type { KeyedStateBackend, KeyedStateBackendSnapshot } from './keyed-state-backend.js';
+export type { LmdbKeyedStateBackendOptions } from './lmdb-keyed-state-backend.js';
+export { LmdbKeyedStateBackend } from './lmdb-keyed-state-backend.js';
 export type { OperatorListState, OperatorStateSnapshot } from './operator-state.js';
 export { OperatorStateBackend } from './operator-state.js';
 export type { OperatorStateDistributionMode } from './redistribute-operator-state.js';

@@ -5,15 +5,15 @@
  */
 
 import type { ListState } from '../api/functions.js';
-import type { HeapStateCore } from './heap-state-core.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
 
 export class HeapListState<T> implements ListState<T> {
   readonly kind = 'list' as const;
-  readonly #core: HeapStateCore;
+  readonly #core: KeyedStateCore;
   readonly #table: StateTable;
 
-  constructor(core: HeapStateCore, table: StateTable) {
+  constructor(core: KeyedStateCore, table: StateTable) {
     this.#core = core;
     this.#table = table;
   }

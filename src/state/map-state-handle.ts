@@ -7,17 +7,17 @@
 
 import type { MapState } from '../api/functions.js';
 import { isMutable } from './copy-value.js';
-import type { HeapStateCore } from './heap-state-core.js';
 import { internalKeyOf } from './internal-key.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import { MapStateValue } from './map-state-value.js';
 import type { StateTable } from './state-table.js';
 
 export class HeapMapState<K, V> implements MapState<K, V> {
   readonly kind = 'map' as const;
-  readonly #core: HeapStateCore;
+  readonly #core: KeyedStateCore;
   readonly #table: StateTable;
 
-  constructor(core: HeapStateCore, table: StateTable) {
+  constructor(core: KeyedStateCore, table: StateTable) {
     this.#core = core;
     this.#table = table;
   }

@@ -6,16 +6,16 @@
 
 import type { ReduceFunction, ReducingState } from '../api/functions.js';
 import { isMutable } from './copy-value.js';
-import type { HeapStateCore } from './heap-state-core.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
 
 export class HeapReducingState<T> implements ReducingState<T> {
   readonly kind = 'reducing' as const;
-  readonly #core: HeapStateCore;
+  readonly #core: KeyedStateCore;
   readonly #table: StateTable;
   readonly #reduce: ReduceFunction<T>;
 
-  constructor(core: HeapStateCore, table: StateTable, reduce: ReduceFunction<T>) {
+  constructor(core: KeyedStateCore, table: StateTable, reduce: ReduceFunction<T>) {
     this.#core = core;
     this.#table = table;
     this.#reduce = reduce;

@@ -2,15 +2,15 @@
 
 import type { ValueState } from '../api/functions.js';
 import { isMutable } from './copy-value.js';
-import type { HeapStateCore } from './heap-state-core.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
 
 export class HeapValueState<T> implements ValueState<T> {
   readonly kind = 'value' as const;
-  readonly #core: HeapStateCore;
+  readonly #core: KeyedStateCore;
   readonly #table: StateTable;
 
-  constructor(core: HeapStateCore, table: StateTable) {
+  constructor(core: KeyedStateCore, table: StateTable) {
     this.#core = core;
     this.#table = table;
   }

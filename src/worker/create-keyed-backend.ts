@@ -1,13 +1,22 @@
 /**
- * Creates the keyed state backend of each keyed operator in a task, restoring it from the
- * checkpoint's chunks when the task is deployed with restore state. Chunks are read (and their
- * checksums verified) in `prepare`, before the chain is built; `create` only hands them over.
+ * Creates the keyed state backend of each keyed operator in a task (heap or lmdb, as the job's
+ * `stateBackend` says), restoring it from the checkpoint's chunks when the task is deployed with
+ * restore state. Chunks are read (and their checksums verified) in `prepare`, before the chain is
+ * built; `create` only hands them over.
+ *
+ * Incremental checkpoints: each backend gets an {@link IncrementalChain}. At the barrier the chain
+ * decides full or delta; a delta's snapshot carries the handles of its base chain
+ * (`sharedChunks`), which the task acknowledges before the delta's own chunks, so the
+ * checkpoint's metadata names every chunk restore needs, in order.
  */
 
 import type { JobVertex } from '../graph/execution-plan.js';
 import { HeapKeyedStateBackend } from '../state/heap-keyed-state-backend.js';
+import { IncrementalChain } from '../state/incremental-chain.js';
 import type { KeyGroupChunk } from '../state/key-group-chunk.js';
 import { keyGroupRangeFor } from '../state/key-groups.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../state/lmdb-keyed-state-backend.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
 import type { TaskDeployment } from './task-deployment.js';
@@ -16,6 +25,8 @@ export interface KeyedBackendFactory {
   /** Reads restore chunks before the chain is built. */
   prepare(): Promise<void>;
   readonly create: (uid: string, operatorName: string) => KeyedBackend;
+  /** Closes every backend created (lmdb: environments closed, files removed). Idempotent. */
+  close(): Promise<void>;
 }
 
 export function createKeyedBackendFactory(
@@ -25,6 +36,8 @@ export function createKeyedBackendFactory(
 ): KeyedBackendFactory {
   const restored = new Map<string, KeyGroupChunk[]>();
   const range = keyGroupRangeFor(d.maxParallelism, vertex.parallelism, d.subtaskIndex);
+  const created: KeyedStateBackend[] = [];
+  const incremental = d.checkpointing?.incremental ?? false;
   return {
     async prepare() {
       if (!d.restore) return;
@@ -37,19 +50,26 @@ export function createKeyedBackendFactory(
       }
     },
     create(uid, operatorName) {
-      const backend = new HeapKeyedStateBackend({
-        maxParallelism: d.maxParallelism,
-        keyGroupRange: range,
-        operatorName,
-      });
+      const options = { maxParallelism: d.maxParallelism, keyGroupRange: range, operatorName, incremental };
+      // lmdb: a private environment in a fresh temp directory, removed by close() (see the backend).
+      const backend: KeyedStateBackend =
+        (d.stateBackend ?? d.checkpointing?.stateBackend) === 'lmdb'
+          ? new LmdbKeyedStateBackend({ ...options, dir: d.stateDir })
+          : new HeapKeyedStateBackend(options);
+      created.push(backend);
       const chunks = restored.get(uid);
+      // Restored chunks may come from either backend: the chunk format is shared.
       if (chunks) backend.restore(chunks, { checkpointId: d.restore!.checkpointId });
-      return adapt(backend);
+      return adapt(backend, incremental ? new IncrementalChain(d.checkpointing?.fullEvery) : null);
+    },
+    async close() {
+      const all = created.splice(0);
+      await Promise.all(all.map((b) => b.close()));
     },
   };
 }
 
-function adapt(backend: HeapKeyedStateBackend): KeyedBackend {
+function adapt(backend: KeyedStateBackend, chain: IncrementalChain | null): KeyedBackend {
   return {
     setCurrentKey: (key) => backend.setCurrentKey(key),
     get currentKey() {
@@ -59,15 +79,28 @@ function adapt(backend: HeapKeyedStateBackend): KeyedBackend {
     keys: (stateName) => backend.keys(stateName),
     snapshot(checkpointId) {
       const snap = backend.snapshot(checkpointId);
+      const decision = chain?.decide(snap.baseCheckpointId) ?? { mode: 'full', shared: [] };
       return {
+        sharedChunks: decision.shared,
         async serialize() {
-          const { chunks } = await snap.serialize('full');
+          const { metadata, chunks } = await snap.serialize(decision.mode);
+          if (metadata.kind !== decision.mode) {
+            // The backend had no base for a delta although the chain had one: they disagree.
+            throw new Error(
+              `keyed snapshot of checkpoint ${checkpointId} is ${metadata.kind}, expected ${decision.mode}`,
+            );
+          }
           return chunks.map((c) => ({ name: `kg-${c.keyGroup}`, keyGroup: c.keyGroup, bytes: c.bytes }));
         },
+        persisted: (handles) => chain?.persisted(checkpointId, decision, handles),
         release: () => snap.release(),
       };
     },
-    notifyCheckpointComplete: (id) => backend.notifyCheckpointComplete(id),
+    notifyCheckpointComplete(id) {
+      chain?.confirm(id);
+      backend.notifyCheckpointComplete(id);
+    },
+    // Closing is asynchronous (lmdb); the factory's close(), awaited by the task, does it.
     dispose() {},
   };
 }

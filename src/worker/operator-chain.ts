@@ -5,7 +5,7 @@
  */
 
 import type { RuntimeContext } from '../api/functions.js';
-import type { SinkContext, SourceContext } from '../api/source.js';
+import type { SinkContext } from '../api/source.js';
 import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
@@ -87,10 +87,18 @@ function createOperator(
   env: ChainEnvironment,
 ): StreamOperator {
   switch (spec.kind) {
-    case 'source': {
-      const sourceCtx: SourceContext = { ...ctx, restoredState: env.restoredOperatorState(uid) };
-      return new SourceOperator(nodeId, name, uid, ctx, out, spec.source.createReader(sourceCtx));
-    }
+    case 'source':
+      // The operator creates the reader (and the source's dead-letter sink writer, if any).
+      return new SourceOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        spec.source,
+        env.restoredOperatorState(uid),
+        (r) => env.sinkContext(ctx, r),
+      );
     case 'map':
       return new MapOperator(nodeId, name, uid, ctx, out, spec.fn);
     case 'filter':

@@ -2,7 +2,8 @@
  * The task side of checkpoint storage: opens the job's checkpoint directory in this worker and
  * writes a snapshot's chunks. Operator state (positions, transactions) goes as one msgpack chunk
  * per operator, named {@link OPERATOR_STATE_CHUNK}; keyed state as the backend's per-key-group
- * chunks.
+ * chunks. `keyedHandles` are the handles of the keyed chunks alone, which an incremental backend
+ * keeps as the chain its next delta builds on.
  */
 
 import { Packr } from 'msgpackr';
@@ -25,7 +26,7 @@ export interface TaskSnapshotStorage {
     operatorUid: string,
     operatorState: readonly unknown[],
     keyedChunks: readonly KeyedChunk[],
-  ): Promise<{ handles: ChunkHandle[]; bytes: number }>;
+  ): Promise<{ handles: ChunkHandle[]; keyedHandles: ChunkHandle[]; bytes: number }>;
   readChunk(handle: ChunkHandle): Uint8Array;
   close(): Promise<void>;
 }
@@ -43,7 +44,7 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
       const chunks: KeyedChunk[] = [...keyedChunks];
       if (operatorState.length > 0)
         chunks.push({ name: OPERATOR_STATE_CHUNK, bytes: packr.pack(operatorState) });
-      if (chunks.length === 0) return { handles: [], bytes: 0 };
+      if (chunks.length === 0) return { handles: [], keyedHandles: [], bytes: 0 };
       const handles = await storage.writeChunks(
         checkpointId,
         { operatorUid, subtaskIndex: d.subtaskIndex },
@@ -51,7 +52,8 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
       );
       let bytes = 0;
       for (const c of chunks) bytes += c.bytes.byteLength;
-      return { handles, bytes };
+      // writeChunks keeps input order: the keyed chunks come first.
+      return { handles, keyedHandles: handles.slice(0, keyedChunks.length), bytes };
     },
     readChunk: (handle) => storage.readChunk(handle),
     close: () => storage.close(),

@@ -26,6 +26,12 @@ import { assertNever } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
+import {
+  CHANNEL_STATE_CHUNK,
+  type ChannelStateBatch,
+  type ChannelStateRecorder,
+} from './channel-state/channel-state-recorder.js';
+import type { ReplayBatch } from './channel-state/channel-state-replay.js';
 import type { OperatorChain } from './operator-chain.js';
 import { SourceOperator } from './operators/source-operator.js';
 import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
@@ -84,6 +90,10 @@ export interface StreamTaskOptions {
   readonly createBarrierHandler: ((task: BarrierHandlerActions) => TaskBarrierHandler) | null;
   readonly storage: TaskSnapshotStorage | null;
   readonly eventPort: MessagePort;
+  /** Unaligned checkpoints: records in-flight data as channel state. */
+  readonly channelState?: ChannelStateRecorder | null;
+  /** Restored channel state: processed before any new input. */
+  readonly replay?: readonly ReplayBatch[];
 }
 
 export class TaskCancelledError extends Error {
@@ -121,7 +131,21 @@ export class StreamTask implements BarrierHandlerActions {
     notifyCheckpointComplete: (checkpointId) => this.#enqueue({ kind: 'complete', checkpointId }),
     notifyCheckpointAborted: (checkpointId) => this.#enqueue({ kind: 'aborted', checkpointId }),
     cancel: () => this.#enqueue({ kind: 'cancel' }),
+    // Answered directly: the counters are plain numbers of this thread, read between two turns
+    // of the loop (a control message only runs when the loop yields).
+    metrics: () => this.#metrics(),
   };
+
+  #metrics(): OperatorMetrics[] {
+    const { chain } = this.#o;
+    return chain.operators.map((op, i) => ({
+      nodeId: op.nodeId,
+      name: op.name,
+      recordsIn: op.recordsIn,
+      recordsOut: chain.outputs[i].count,
+      counters: op.counters(),
+    }));
+  }
 
   #enqueue(c: Command): void {
     this.#commands.push(c);
@@ -152,14 +176,9 @@ export class StreamTask implements BarrierHandlerActions {
         }
       }
       this.#o.gate?.close();
+      this.#o.channelState?.close();
     }
-    const metrics = chain.operators.map((op, i) => ({
-      nodeId: op.nodeId,
-      name: op.name,
-      recordsIn: op.recordsIn,
-      recordsOut: chain.outputs[i].count,
-      counters: op.counters(),
-    }));
+    const metrics = this.#metrics();
     this.#emit({ kind: 'finished', metrics });
     return metrics;
   }
@@ -191,6 +210,13 @@ export class StreamTask implements BarrierHandlerActions {
     const gate = this.#o.gate!;
     const head = this.#o.chain.head;
     const inputIndexOf = this.#o.inputIndexOf;
+    const recorder = this.#o.channelState ?? null;
+    // Restored in-flight records first: they preceded everything the inputs will deliver.
+    for (const batch of this.#o.replay ?? []) {
+      for (const r of batch.records) head.processElement(r, batch.inputIndex);
+      this.#drainCommandsWhileBlocked();
+      if (this.#anyBacklogged()) await this.#awaitCapacity();
+    }
     let lastYield = performance.now();
     for (;;) {
       this.#drainCommands();
@@ -209,6 +235,7 @@ export class StreamTask implements BarrierHandlerActions {
         case 'records': {
           const input = inputIndexOf[channelIndex];
           const records = frame.records;
+          if (recorder?.isRecording(channelIndex)) recorder.record(channelIndex, records);
           for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
           break;
         }
@@ -286,7 +313,7 @@ export class StreamTask implements BarrierHandlerActions {
       checkpointId,
       timestamp,
       checkpointType,
-      unaligned: false,
+      unaligned: this.#o.checkpointing?.unaligned ?? false,
     };
     if (this.#inputEnded) {
       // The final checkpoint: every channel is drained, so there is nothing to align and no one
@@ -317,10 +344,25 @@ export class StreamTask implements BarrierHandlerActions {
   }
 
   triggerCheckpoint(barrier: CheckpointBarrier, metrics: { alignmentDurationMs: number }): void {
-    this.#performCheckpoint(barrier, metrics.alignmentDurationMs, true);
+    const channelState = this.#o.channelState?.open(barrier.checkpointId) ?? null;
+    this.#performCheckpoint(barrier, metrics.alignmentDurationMs, true, channelState);
+  }
+
+  startChannelState(checkpointId: number, channels: readonly number[]): void {
+    this.#o.channelState!.start(checkpointId, channels);
+  }
+
+  stopChannelState(checkpointId: number, channelIndex: number): void {
+    this.#o.channelState!.stop(checkpointId, channelIndex);
+  }
+
+  finishChannelState(checkpointId: number): void {
+    this.#o.channelState!.finish(checkpointId);
   }
 
   abortCheckpoint(checkpointId: number, reason: CheckpointFailureReason, origin: AbortOrigin): void {
+    // An unaligned checkpoint's async part is waiting for its channel state: it ends silently.
+    this.#o.channelState?.abort(checkpointId);
     // An upstream abort was already declined by the task that decided it.
     if (origin === 'this-task') {
       this.#emit({ kind: 'decline', checkpointId, reason, message: `aborted by ${this.#o.name}` });
@@ -334,14 +376,25 @@ export class StreamTask implements BarrierHandlerActions {
    * Synchronous part: snapshot every operator, then forward the barrier. Asynchronous part:
    * persist keyed state while the loop goes on, then acknowledge (or decline on failure).
    */
-  #performCheckpoint(barrier: CheckpointBarrier, alignmentDurationMs: number, forward: boolean): void {
+  #performCheckpoint(
+    barrier: CheckpointBarrier,
+    alignmentDurationMs: number,
+    forward: boolean,
+    channelState: Promise<ChannelStateBatch[] | null> | null = null,
+  ): void {
     const t0 = performance.now();
     const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
     for (const op of this.#o.chain.operators)
       snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
     if (forward) this.#forward(barrier);
     const syncDurationMs = performance.now() - t0;
-    const part = this.#persist(barrier.checkpointId, snapshots, alignmentDurationMs, syncDurationMs);
+    const part = this.#persist(
+      barrier.checkpointId,
+      snapshots,
+      alignmentDurationMs,
+      syncDurationMs,
+      channelState,
+    );
     this.#asyncParts.add(part);
     void part.finally(() => this.#asyncParts.delete(part));
   }
@@ -351,31 +404,56 @@ export class StreamTask implements BarrierHandlerActions {
     snapshots: readonly { uid: string; snapshot: OperatorSnapshot }[],
     alignmentDurationMs: number,
     syncDurationMs: number,
+    channelState: Promise<ChannelStateBatch[] | null> | null,
   ): Promise<void> {
     const t0 = performance.now();
     const operators: { operatorUid: string; chunks: ChunkHandle[] }[] = [];
     let bytes = 0;
+    // Unaligned: the snapshot is complete only once every channel delivered the barrier.
+    const channelBatches = channelState ? await channelState : null;
+    if (channelState && channelBatches === null) {
+      // Aborted while recording: abortCheckpoint already declined (or an upstream task did).
+      for (const { snapshot } of snapshots) snapshot.keyedState?.release();
+      return;
+    }
+    let next = 0; // snapshots before this one are released
     try {
       const storage = this.#o.storage;
       if (!storage) throw new Error('checkpoint storage is not open in this task');
-      for (const { uid, snapshot } of snapshots) {
+      for (let i = 0; i < snapshots.length; i++) {
+        const { uid, snapshot } = snapshots[i];
         const keyed = snapshot.keyedState;
+        next = i + 1;
         try {
-          const keyedChunks = keyed ? await keyed.serialize() : [];
-          if (snapshot.operatorState.length === 0 && keyedChunks.length === 0) continue;
+          const keyedChunks = keyed ? [...(await keyed.serialize())] : [];
+          const shared = keyed?.sharedChunks ?? [];
+          // Channel state goes with the head operator (the one the replayed records enter).
+          if (i === 0 && channelBatches && channelBatches.length > 0) {
+            keyedChunks.push({
+              name: CHANNEL_STATE_CHUNK,
+              bytes: this.#o.channelState!.encode(channelBatches),
+            });
+          }
           const written = await storage.writeOperatorChunks(
             checkpointId,
             uid,
             snapshot.operatorState,
             keyedChunks,
           );
-          operators.push({ operatorUid: uid, chunks: written.handles });
+          // Before the acknowledgement: the backend's next delta builds on these handles.
+          // (Channel state is never a base: it belongs to this checkpoint alone.)
+          keyed?.persisted?.(written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK));
+          if (written.handles.length === 0 && shared.length === 0) continue;
+          // Shared chunks (base, earlier deltas) first: restore applies a key group's chunks in order.
+          operators.push({ operatorUid: uid, chunks: [...shared, ...written.handles] });
           bytes += written.bytes;
         } finally {
           keyed?.release();
         }
       }
     } catch (e) {
+      // Release the views not reached, or copy-on-write would keep preserving them.
+      for (let i = next; i < snapshots.length; i++) snapshots[i].snapshot.keyedState?.release();
       // A failed async part declines this checkpoint; the job runs on.
       this.#emit({
         kind: 'decline',

@@ -9,6 +9,7 @@ import type { CheckpointingMode } from '../api/source.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
 
 export interface InputChannelDeployment {
   readonly edgeId: number;
@@ -29,7 +30,11 @@ export interface TaskCheckpointConfig {
   readonly mode: Exclude<CheckpointingMode, 'none'>;
   readonly dir: string;
   readonly incremental: boolean;
+  /** With `incremental`: a full keyed snapshot at least every this many checkpoints (chain bound). */
+  readonly fullEvery?: number;
   readonly stateBackend: 'heap' | 'lmdb';
+  /** Exactly-once without alignment: in-flight records become channel state. */
+  readonly unaligned?: boolean;
 }
 
 /** State handed to a task on restore, already redistributed to this subtask. */
@@ -39,6 +44,8 @@ export interface TaskRestoreState {
   readonly operatorState: Readonly<Record<string, readonly unknown[]>>;
   /** operator uid → keyed-state chunks of the key groups this subtask owns, from every old subtask. */
   readonly keyedState: Readonly<Record<string, readonly ChunkHandle[]>>;
+  /** Unaligned checkpoints: in-flight records to replay before any new input (see channel-state-replay.ts). */
+  readonly channelState?: readonly ChannelStateChunkRef<ChunkHandle>[];
 }
 
 export interface TaskDeployment {
@@ -57,6 +64,10 @@ export interface TaskDeployment {
   /** Task → main events ({@link TaskEvent}), in order. */
   readonly eventPort: MessagePort;
   readonly checkpointing: TaskCheckpointConfig | null;
+  /** Keyed state backend (job option `stateBackend`); absent means 'heap'. */
+  readonly stateBackend?: 'heap' | 'lmdb';
+  /** Parent directory of lmdb state environments (created and removed by the main thread). */
+  readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
   /** Batch options; from job options. */
   readonly channelOptions: { readonly batchRecords: number; readonly batchBytes: number };
@@ -124,4 +135,6 @@ export interface TaskControl {
   notifyCheckpointComplete(checkpointId: number): void;
   notifyCheckpointAborted(checkpointId: number): void;
   cancel(): void;
+  /** The task's counters now (records in/out per operator of the current attempt). */
+  metrics(): readonly OperatorMetrics[];
 }

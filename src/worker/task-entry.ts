@@ -16,6 +16,8 @@ import type { SinkContext } from '../api/source.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { formatTaskId } from '../graph/task-id.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
+import { ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
+import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
 import { importJobModule } from './job-module.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
@@ -56,6 +58,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
 
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
     const keyedBackends = createKeyedBackendFactory(d, vertex, storage);
+    disposers.push(() => keyedBackends.close());
     await keyedBackends.prepare();
     const chain = new OperatorChain(vertex, {
       subtaskIndex: d.subtaskIndex,
@@ -68,9 +71,33 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
         ...base,
         checkpointingMode,
         restoredState,
+        restoredCheckpointId: d.restore?.checkpointId,
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
       }),
     });
+    // Unaligned exactly-once: in-flight records become channel state; restored channel state is
+    // replayed before any new input.
+    const unaligned = d.checkpointing?.mode === 'exactly-once' && d.checkpointing.unaligned === true;
+    const channelState =
+      unaligned && channels.gate
+        ? new ChannelStateRecorder(
+            d.inputs.map((i) => ({
+              edgeId: i.edgeId,
+              producerSubtask: i.producerSubtask,
+              inputIndex: i.inputIndex,
+            })),
+          )
+        : null;
+    const replay =
+      d.restore?.channelState && storage
+        ? loadChannelState(
+            d.restore.channelState,
+            (h) => storage.readChunk(h),
+            plan,
+            d.subtaskIndex,
+            vertex.parallelism,
+          )
+        : [];
     const task = new StreamTask({
       name,
       chain,
@@ -85,10 +112,13 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
                 channelCount: channels.inputIndexOf.length,
                 actions,
                 clock: Date,
+                unaligned,
               })
           : null,
       storage,
       eventPort: d.eventPort,
+      channelState,
+      replay,
     });
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
     const metrics = await task.run();

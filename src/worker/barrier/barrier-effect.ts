@@ -6,7 +6,12 @@
 import type { CheckpointBarrier } from '../../channels/frame.js';
 import { assertNever } from '../../channels/frame.js';
 import type { CheckpointFailureReason } from '../../errors.js';
-import type { AbortOrigin, BarrierAlignmentMetrics, BarrierHandlerActions } from './barrier-handler.js';
+import type {
+  AbortOrigin,
+  BarrierAlignmentMetrics,
+  BarrierHandlerActions,
+  ChannelStateActions,
+} from './barrier-handler.js';
 
 export type BarrierEffect =
   | { readonly kind: 'block-channel'; readonly channelIndex: number }
@@ -21,7 +26,17 @@ export type BarrierEffect =
       readonly checkpointId: number;
       readonly reason: CheckpointFailureReason;
       readonly origin: AbortOrigin;
-    };
+    }
+  /** Unaligned: records from `channels` are now in-flight data of checkpoint `checkpointId`. */
+  | {
+      readonly kind: 'start-channel-state';
+      readonly checkpointId: number;
+      readonly channels: readonly number[];
+    }
+  /** Unaligned: `channelIndex` delivered the barrier; its in-flight data is complete. */
+  | { readonly kind: 'stop-channel-state'; readonly checkpointId: number; readonly channelIndex: number }
+  /** Unaligned: every channel delivered the barrier; the channel state can be persisted. */
+  | { readonly kind: 'finish-channel-state'; readonly checkpointId: number };
 
 /** Carries out `effects` in order. */
 export function applyBarrierEffects(effects: readonly BarrierEffect[], actions: BarrierHandlerActions): void {
@@ -39,8 +54,24 @@ export function applyBarrierEffects(effects: readonly BarrierEffect[], actions: 
       case 'abort-checkpoint':
         actions.abortCheckpoint(effect.checkpointId, effect.reason, effect.origin);
         break;
+      case 'start-channel-state':
+        channelStateActions(actions).startChannelState(effect.checkpointId, effect.channels);
+        break;
+      case 'stop-channel-state':
+        channelStateActions(actions).stopChannelState(effect.checkpointId, effect.channelIndex);
+        break;
+      case 'finish-channel-state':
+        channelStateActions(actions).finishChannelState(effect.checkpointId);
+        break;
       default:
         assertNever(effect, 'barrier effect');
     }
   }
+}
+
+function channelStateActions(actions: BarrierHandlerActions): Required<ChannelStateActions> {
+  if (!actions.startChannelState || !actions.stopChannelState || !actions.finishChannelState) {
+    throw new Error('unaligned checkpoints need a task that records channel state');
+  }
+  return actions as Required<ChannelStateActions>;
 }

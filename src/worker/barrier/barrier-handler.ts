@@ -40,8 +40,21 @@ export interface BarrierAlignmentMetrics {
  */
 export type AbortOrigin = 'this-task' | 'upstream';
 
+/**
+ * Channel-state recording, for unaligned checkpoints (see unaligned-state.ts). Optional: only
+ * tasks that support unaligned checkpoints implement them.
+ */
+export interface ChannelStateActions {
+  /** From now on, records from `channels` are also recorded as in-flight data of `checkpointId`. */
+  startChannelState?(checkpointId: number, channels: readonly number[]): void;
+  /** Stop recording `channelIndex` for `checkpointId` (its barrier arrived). */
+  stopChannelState?(checkpointId: number, channelIndex: number): void;
+  /** The channel state of `checkpointId` is complete. */
+  finishChannelState?(checkpointId: number): void;
+}
+
 /** What a barrier handler may ask of its task. Called synchronously, in decision order. */
-export interface BarrierHandlerActions {
+export interface BarrierHandlerActions extends ChannelStateActions {
   /** Stop reading channel `channelIndex`; its frames stay in its ring (real backpressure). */
   blockChannel(channelIndex: number): void;
   unblockChannel(channelIndex: number): void;

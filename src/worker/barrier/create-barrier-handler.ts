@@ -4,16 +4,18 @@ import { assertNever } from '../../channels/frame.js';
 import { AligningBarrierHandler, type BarrierHandlerOptions } from './aligning-barrier-handler.js';
 import type { BarrierHandler } from './barrier-handler.js';
 import { TrackingBarrierHandler } from './tracking-barrier-handler.js';
+import { UnalignedBarrierHandler } from './unaligned-barrier-handler.js';
 
 export type CheckpointingMode = 'exactly-once' | 'at-least-once';
 
+/** `unaligned` applies to exactly-once only (at-least-once never aligns anyway). */
 export function createBarrierHandler(
   mode: CheckpointingMode,
-  options: BarrierHandlerOptions,
+  options: BarrierHandlerOptions & { readonly unaligned?: boolean },
 ): BarrierHandler {
   switch (mode) {
     case 'exactly-once':
-      return new AligningBarrierHandler(options);
+      return options.unaligned ? new UnalignedBarrierHandler(options) : new AligningBarrierHandler(options);
     case 'at-least-once':
       return new TrackingBarrierHandler(options);
     default:

@@ -6,3 +6,5 @@ export * from './create-barrier-handler.js';
 export * from './input-channels.js';
 export * from './tracking-barrier-handler.js';
 export * from './tracking-state.js';
+export * from './unaligned-barrier-handler.js';
+export * from './unaligned-state.js';

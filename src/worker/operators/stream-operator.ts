@@ -6,6 +6,7 @@
 
 import type { RuntimeContext } from '../../api/functions.js';
 import { KeyNotSerializableError } from '../../errors.js';
+import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
 
 export interface Output {
   collect(value: unknown): void;
@@ -33,6 +34,18 @@ export interface OperatorSnapshot {
 export interface KeyedStateSnapshot {
   /** Serializes the view into per-key-group chunks (async part). */
   serialize(): Promise<readonly { name: string; keyGroup?: number; bytes: Uint8Array }[]>;
+  /**
+   * Incremental snapshots: chunks of earlier checkpoints that this one builds on (its base and
+   * the deltas since, in checkpoint order). They are acknowledged before the new chunks, so the
+   * checkpoint's metadata names the whole chain and restore applies it in order.
+   */
+  readonly sharedChunks?: readonly ChunkHandle[];
+  /**
+   * Called with the handles of the chunks `serialize()` produced, once they are durable. An
+   * operator that wraps a backend's snapshot must forward both `sharedChunks` and `persisted`, or
+   * neither (then the backend never gets a confirmed base and every snapshot stays full).
+   */
+  persisted?(handles: readonly ChunkHandle[]): void;
   /** Lets copy-on-write stop preserving this view. */
   release(): void;
 }

@@ -115,4 +115,42 @@ describe('planTaskRestores', () => {
       expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
     },
   );
+
+  it.each([1, 2, 3, 5])(
+    "rescaling an incremental chain 2 -> %i keeps each key group's chunks in checkpoint order",
+    (p) => {
+      // Subtask s acknowledged: its base (checkpoint 3, full), deltas of 5 and 6, then its own of 7.
+      const subtasks: CheckpointMetadata['subtasks'][number][] = [];
+      for (let s = 0; s < 2; s++) {
+        const range = keyGroupRangeFor(MAX, 2, s);
+        const chunks: ChunkHandle[] = [];
+        for (const cp of [3, 5, 6, 7])
+          for (let kg = range.start; kg <= range.end; kg += cp === 3 ? 1 : 2)
+            chunks.push(handle(`${cp}-kg-${kg}`, { checkpointId: cp, keyGroup: kg }));
+        subtasks.push({ operatorUid: 'sum', subtaskIndex: s, chunks });
+      }
+      const metadata: CheckpointMetadata = {
+        ...metadataAt2().metadata,
+        incremental: true,
+        subtasks,
+      };
+      const restores = planTaskRestores(planAt(p), metadata, () => []);
+      let total = 0;
+      for (let i = 0; i < p; i++) {
+        const byGroup = new Map<number, number[]>();
+        for (const h of restores.get(`1/${i}`)!.keyedState.sum ?? []) {
+          const list = byGroup.get(h.keyGroup!) ?? [];
+          list.push(h.checkpointId);
+          byGroup.set(h.keyGroup!, list);
+          total++;
+        }
+        for (const [kg, ids] of byGroup) {
+          expect(ids[0], `key group ${kg}`).toBe(3);
+          expect(ids).toEqual([...ids].sort((a, b) => a - b));
+          expect(ids).toEqual(kg % 2 === 0 ? [3, 5, 6, 7] : [3]);
+        }
+      }
+      expect(total).toBe(subtasks.reduce((n, s) => n + s.chunks.length, 0));
+    },
+  );
 });

@@ -6,14 +6,12 @@
  */
 
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
-import type {
-  HeapKeyedStateSnapshot,
-  SerializedKeyedState,
-} from '../../../src/state/heap-keyed-state-snapshot.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SerializedKeyedState } from '../../../src/state/heap-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
+import type { KeyedStateBackend, KeyedStateBackendSnapshot } from '../../../src/state/keyed-state-backend.js';
+import { closeBackends, syncBackendFactories } from './backend-factories.js';
 import {
   countSum,
   type Dump,
@@ -107,13 +105,13 @@ class Model {
 }
 
 interface Taken {
-  snap: HeapKeyedStateSnapshot;
+  snap: KeyedStateBackendSnapshot;
   expected: Dump;
   full?: SerializedKeyedState;
   delta?: SerializedKeyedState;
 }
 
-function apply(b: HeapKeyedStateBackend, model: Model, o: Op & { key: unknown }): void {
+function apply(b: KeyedStateBackend, model: Model, o: Op & { key: unknown }): void {
   b.setCurrentKey(o.key);
   const ck = canonicalKey(o.key);
   const v = b.value<{ n: number }>('v');
@@ -245,11 +243,18 @@ function apply(b: HeapKeyedStateBackend, model: Model, o: Op & { key: unknown })
   }
 }
 
-function restoreDump(chunks: KeyGroupChunk[], at: number): Dump {
-  const r = new HeapKeyedStateBackend({ maxParallelism: MAX_P, keyGroupRange: RANGE, clock: () => at });
-  r.restore(chunks);
-  return dumpBackend(r, SCHEMA);
+/** Restores into a fresh backend of kind `into` and dumps it (checkpoints restore across backends). */
+async function restoreDump(into: string, chunks: KeyGroupChunk[], at: number): Promise<Dump> {
+  const r = syncBackendFactories[into]({ maxParallelism: MAX_P, keyGroupRange: RANGE, clock: () => at });
+  try {
+    r.restore(chunks);
+    return dumpBackend(r, SCHEMA);
+  } finally {
+    await r.close();
+  }
 }
+
+afterEach(closeBackends);
 
 /** The incremental chain of a serialized snapshot: its delta preceded by its base's chain. */
 function chainOf(taken: Taken, byId: Map<number, Taken>): KeyGroupChunk[] {
@@ -259,12 +264,16 @@ function chainOf(taken: Taken, byId: Map<number, Taken>): KeyGroupChunk[] {
   return [...chainOf(base, byId), ...d.chunks];
 }
 
-describe('snapshots equal a reference model at their barrier', () => {
+// Full snapshots restore into the same backend, incremental chains into the other one.
+describe.each([
+  { backend: 'heap', other: 'lmdb', numRuns: 200 },
+  { backend: 'lmdb', other: 'heap', numRuns: 100 },
+])('$backend snapshots equal a reference model at their barrier', ({ backend, other, numRuns }) => {
   it('for random operation sequences with interleaved snapshots, serialization and mutation', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 120, size: 'max' }), async (ops) => {
         const model = new Model();
-        const b = new HeapKeyedStateBackend({
+        const b = syncBackendFactories[backend]({
           maxParallelism: MAX_P,
           keyGroupRange: RANGE,
           clock: () => model.now,
@@ -314,13 +323,14 @@ describe('snapshots equal a reference model at their barrier', () => {
         for (const t of live) await serialize(t);
         expect(b.liveSnapshots).toBe(0);
         for (const t of taken) {
-          expect(restoreDump([...t.full!.chunks], t.snap.timestamp)).toEqual(t.expected);
-          expect(restoreDump(chainOf(t, byId), t.snap.timestamp)).toEqual(t.expected);
+          expect(await restoreDump(backend, [...t.full!.chunks], t.snap.timestamp)).toEqual(t.expected);
+          expect(await restoreDump(other, chainOf(t, byId), t.snap.timestamp)).toEqual(t.expected);
         }
         // And the live state equals the model now.
         expect(dumpBackend(b, SCHEMA)).toEqual(model.dump(model.now));
+        await b.close();
       }),
-      { numRuns: 200, seed: 20240601 },
+      { numRuns, seed: 20240601 },
     );
   });
 });

@@ -1,8 +1,8 @@
 /** Helpers shared by the state tests: reading a whole backend back as plain data. */
 
-import type { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
+import type { KeyedStateBackend } from '../../../src/state/keyed-state-backend.js';
 import type { StateKind } from '../../../src/state/state-entry.js';
 
 export type Schema = Readonly<Record<string, StateKind>>;
@@ -27,7 +27,7 @@ export const countSum = {
   getResult: (acc: { c: number; s: number }) => acc,
 };
 
-export function handleOf(backend: HeapKeyedStateBackend, name: string, kind: StateKind) {
+export function handleOf(backend: KeyedStateBackend, name: string, kind: StateKind) {
   switch (kind) {
     case 'value':
       return backend.value<unknown>(name);
@@ -43,7 +43,7 @@ export function handleOf(backend: HeapKeyedStateBackend, name: string, kind: Sta
 }
 
 /** Reads every key of every state in `schema` through the handles; returns structured-cloned data. */
-export function dumpBackend(backend: HeapKeyedStateBackend, schema: Schema): Dump {
+export function dumpBackend(backend: KeyedStateBackend, schema: Schema): Dump {
   const out: Dump = {};
   for (const [name, kind] of Object.entries(schema)) {
     const byKey: Record<string, unknown> = {};

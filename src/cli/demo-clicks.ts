@@ -1,0 +1,65 @@
+/**
+ * The demo's click stream: sequence number → click event, deterministic, so that the job (in
+ * worker threads) and the verifier (on the main thread) derive the same events from the same
+ * numbers without sharing any state. Users and pages are skewed (a few hot pages and heavy
+ * users), like real traffic; `ts` is an event time that runs ~2 s out of order at most.
+ *
+ * Cost: a few integer multiplications per event.
+ */
+
+export interface ClickEvent {
+  /** Position in the stream: 0, 1, 2, … (unique per click). */
+  readonly seq: number;
+  readonly user: string;
+  readonly page: string;
+  /** Event time, ms since the epoch (not used by today's job; meant for windows). */
+  readonly ts: number;
+}
+
+/** Pages of the demo site; the first ones are hot. */
+export const DEMO_PAGES: readonly string[] = [
+  '/',
+  '/search',
+  '/cart',
+  '/checkout',
+  '/account',
+  '/help',
+  ...Array.from({ length: 42 }, (_, i) => `/product/${i + 1}`),
+];
+
+/** Event time of click 0: 2026-01-01T00:00:00Z. */
+export const CLICK_EPOCH_MS = Date.UTC(2026, 0, 1);
+/** Event-time clicks per ms (25 000 per second), independent of the replay rate. */
+const CLICKS_PER_MS = 25;
+/** Maximum out-of-orderness of `ts`, ms. */
+export const CLICK_MAX_LATENESS_MS = 2000;
+
+/** A 32-bit avalanche hash (lowbias32 by Chris Wellons): a stateless pseudo-random source. */
+export function hash32(x: number): number {
+  let h = x >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** A uniform value in [0, 1) from `seq` and a stream salt. */
+function unit(seq: number, salt: number): number {
+  return hash32(hash32(seq) ^ salt) / 4294967296;
+}
+
+/** The click at position `seq` of a stream over `users` users. */
+export function clickAt(seq: number, users: number): ClickEvent {
+  // Squaring / cubing a uniform value skews towards 0: low ids are the heavy users and hot pages.
+  const u = unit(seq, 0x9e3779b9);
+  const p = unit(seq, 0x85ebca6b);
+  const late = unit(seq, 0xc2b2ae35);
+  return {
+    seq,
+    user: `u${Math.floor(u * u * users)}`,
+    page: DEMO_PAGES[Math.floor(p * p * p * DEMO_PAGES.length)],
+    ts: CLICK_EPOCH_MS + Math.floor(seq / CLICKS_PER_MS) - Math.floor(late * CLICK_MAX_LATENESS_MS),
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The demo's measuring sink stage: wraps the real sink and, per record, stamps the receive time
+ * and the attempt (the end of the end-to-end latency), reports throughput over the telemetry
+ * channel, and, when a crash is planned, kills its worker thread once enough records passed AND
+ * at least one checkpoint completed in this subtask — so recovery always has a checkpoint to
+ * restore from. The crash time is written to a file first: a dying worker's memory is lost.
+ *
+ * For sinks that hand records to the job client (`ctx.deliver`, the collect sink), it also stamps
+ * when each record was handed over: under exactly-once that is when its checkpoint committed.
+ */
+
+import { writeFileSync } from 'node:fs';
+import type { Sink, SinkContext, SinkWriter } from '../api/source.js';
+import type { ProbeStamp } from './demo-records.js';
+import { type TelemetryPoster, wallClockMs } from './demo-telemetry.js';
+
+export interface CrashPlan {
+  /** Sink subtask that crashes (on attempt 0 only). */
+  readonly subtask: number;
+  /** Records that subtask receives before it crashes (if a checkpoint has completed by then). */
+  readonly afterRecords: number;
+  /** Where the crashing worker writes its {@link CrashReport} just before it exits. */
+  readonly file: string;
+}
+
+export interface CrashReport {
+  /** Wall-clock ms of the crash. */
+  readonly at: number;
+  readonly subtask: number;
+  readonly recordsReceived: number;
+  /** Checkpoints this subtask had seen complete when it crashed (≥ 1 by construction). */
+  readonly checkpointsCompleted: number;
+}
+
+export interface ProbeOptions {
+  readonly telemetry: TelemetryPoster | null;
+  readonly crash: CrashPlan | null;
+}
+
+export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options: ProbeOptions): Sink<T> {
+  return {
+    type: `probe(${inner.type})`,
+    name: inner.name,
+    createWriter(ctx: SinkContext): SinkWriter<T> {
+      const deliveringCtx: SinkContext = {
+        ...ctx,
+        deliver(sinkName, records, transactionId) {
+          const now = wallClockMs();
+          for (const r of records) (r as ProbeStamp).visibleAt = now;
+          ctx.deliver(sinkName, records, transactionId);
+        },
+      };
+      return new ProbeWriter<T>(inner.createWriter(deliveringCtx), ctx, options);
+    },
+  };
+}
+
+class ProbeWriter<T extends object> implements SinkWriter<T> {
+  readonly #inner: SinkWriter<T & ProbeStamp>;
+  readonly #ctx: SinkContext;
+  readonly #telemetry: TelemetryPoster | null;
+  /** Armed only on attempt 0 in the planned subtask. */
+  readonly #crash: CrashPlan | null;
+  #received = 0;
+  #unreported = 0;
+  #checkpointsCompleted = 0;
+
+  constructor(inner: SinkWriter<T & ProbeStamp>, ctx: SinkContext, options: ProbeOptions) {
+    this.#inner = inner;
+    this.#ctx = ctx;
+    this.#telemetry = options.telemetry;
+    const c = options.crash;
+    this.#crash = c && ctx.attempt === 0 && ctx.subtaskIndex === c.subtask ? c : null;
+  }
+
+  write(value: T): void {
+    const now = wallClockMs();
+    const stamped = value as T & ProbeStamp;
+    stamped.receivedAt = now;
+    stamped.attempt = this.#ctx.attempt;
+    this.#received++;
+    this.#unreported++;
+    if (this.#telemetry?.due(now)) this.#report(now);
+    if (this.#crash && this.#checkpointsCompleted > 0 && this.#received >= this.#crash.afterRecords) {
+      this.#die(this.#crash, now);
+    }
+    this.#inner.write(stamped);
+  }
+
+  preCommit(checkpointId: number): unknown[] {
+    return this.#inner.preCommit?.(checkpointId) ?? [];
+  }
+
+  notifyCheckpointComplete(checkpointId: number): void {
+    this.#checkpointsCompleted++;
+    this.#inner.notifyCheckpointComplete?.(checkpointId);
+  }
+
+  notifyCheckpointAborted(checkpointId: number): void {
+    this.#inner.notifyCheckpointAborted?.(checkpointId);
+  }
+
+  finish(): void {
+    this.#report(wallClockMs());
+    this.#inner.finish?.();
+  }
+
+  close(): void {
+    this.#inner.close?.();
+  }
+
+  #report(now: number): void {
+    if (!this.#telemetry) return;
+    this.#telemetry.post({
+      kind: 'sink',
+      subtask: this.#ctx.subtaskIndex,
+      attempt: this.#ctx.attempt,
+      records: this.#unreported,
+      t: now,
+    });
+    this.#unreported = 0;
+  }
+
+  #die(plan: CrashPlan, now: number): never {
+    this.#report(now);
+    const report: CrashReport = {
+      at: now,
+      subtask: this.#ctx.subtaskIndex,
+      recordsReceived: this.#received,
+      checkpointsCompleted: this.#checkpointsCompleted,
+    };
+    writeFileSync(plan.file, JSON.stringify(report));
+    // process.exit in a worker thread ends that thread only: the runtime sees a dead task.
+    process.exit(1);
+  }
+}

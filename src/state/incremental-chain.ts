@@ -1,0 +1,97 @@
+/**
+ * The chain of chunks behind a subtask's incremental keyed snapshots: which checkpoint the next
+ * delta builds on, and which chunks (base + deltas, in checkpoint order) restore needs with it.
+ *
+ * Invariants:
+ * - The base is always a checkpoint this subtask wrote AND saw confirmed
+ *   (`notifyCheckpointComplete`). A declined or aborted checkpoint is never confirmed, so the
+ *   next delta stays relative to the last confirmed one (it then covers the aborted epochs too,
+ *   which the backend's dirty-key tracking guarantees).
+ * - After a restore the chain is empty: the first snapshot is full. The task cannot know which of
+ *   its predecessor's deltas were committed, and a full snapshot also re-bases a rescaled task.
+ * - A chain holds at most `fullEvery` links (1 full + `fullEvery − 1` deltas), which bounds both
+ *   restore work and the chunks a retained checkpoint keeps alive.
+ *
+ * Pure bookkeeping (no I/O); one per keyed operator subtask, on the task thread.
+ */
+
+import type { ChunkHandle } from './storage/chunk-handle.js';
+
+/** What a snapshot should serialize, decided at the barrier. */
+export type ChainDecision =
+  | { readonly mode: 'full'; readonly shared: readonly [] }
+  | {
+      readonly mode: 'delta';
+      readonly baseCheckpointId: number;
+      /** Chunks of the base chain, to be acknowledged before the delta's own chunks. */
+      readonly shared: readonly ChunkHandle[];
+      /** Deltas in the chain once this one is added. */
+      readonly deltas: number;
+    };
+
+interface Link {
+  /** Every chunk restore needs, in checkpoint order (the base chain, then this checkpoint's own). */
+  readonly handles: readonly ChunkHandle[];
+  /** Deltas in the chain (0 for a full snapshot). */
+  readonly deltas: number;
+}
+
+export const DEFAULT_FULL_EVERY = 10;
+
+export class IncrementalChain {
+  readonly fullEvery: number;
+  /** The confirmed base, or undefined (none yet, or just restored). */
+  #base: ({ readonly checkpointId: number } & Link) | undefined;
+  /** Snapshots persisted but not yet confirmed, by checkpoint id. */
+  readonly #pending = new Map<number, Link>();
+
+  constructor(fullEvery: number = DEFAULT_FULL_EVERY) {
+    if (!Number.isInteger(fullEvery) || fullEvery < 1) {
+      throw new RangeError(`fullEvery must be an integer >= 1, got ${String(fullEvery)}`);
+    }
+    this.fullEvery = fullEvery;
+  }
+
+  /** The confirmed checkpoint the next delta would build on, if any. */
+  get baseCheckpointId(): number | undefined {
+    return this.#base?.checkpointId;
+  }
+
+  /**
+   * At the barrier: a delta when there is a confirmed base that the backend's snapshot is relative
+   * to (`backendBase`) and the chain has room; otherwise full.
+   */
+  decide(backendBase: number | undefined): ChainDecision {
+    const base = this.#base;
+    if (base === undefined || backendBase !== base.checkpointId || base.deltas + 1 >= this.fullEvery) {
+      return { mode: 'full', shared: [] };
+    }
+    return {
+      mode: 'delta',
+      baseCheckpointId: base.checkpointId,
+      shared: base.handles,
+      deltas: base.deltas + 1,
+    };
+  }
+
+  /** The snapshot of `checkpointId`, serialized as `decision` said, is durable under `own`. */
+  persisted(checkpointId: number, decision: ChainDecision, own: readonly ChunkHandle[]): void {
+    const deltas = decision.mode === 'delta' ? decision.deltas : 0;
+    this.#pending.set(checkpointId, { handles: [...decision.shared, ...own], deltas });
+  }
+
+  /** Checkpoint `checkpointId` completed: it becomes the base if this subtask persisted it. */
+  confirm(checkpointId: number): void {
+    const link = this.#pending.get(checkpointId);
+    for (const id of [...this.#pending.keys()]) if (id <= checkpointId) this.#pending.delete(id);
+    if (link === undefined) return;
+    if (this.#base !== undefined && this.#base.checkpointId > checkpointId) return;
+    this.#base = { checkpointId, ...link };
+  }
+
+  /** Restored state: no base until a full snapshot is confirmed. */
+  reset(): void {
+    this.#base = undefined;
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Unaligned exactly-once checkpoints end to end: two-input tasks never block on alignment; the
+ * in-flight records at the cut are stored as channel state and replayed on restore, so a failure
+ * still yields exactly the failure-free output — also when the restore changes parallelism.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidOptionError, type JobOptions, startJob } from '../../dist/index.js';
+import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
+import { finalByKey, fixture } from './helpers.js';
+
+const N = 8000;
+const KEYS = 10;
+
+function expected(): Map<number, { sum: number; count: number }> {
+  const m = new Map<number, { sum: number; count: number }>();
+  for (let x = 0; x < N; x++) {
+    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
+    e.sum += x;
+    e.count++;
+    m.set(x % KEYS, e);
+  }
+  return m;
+}
+
+async function run(args: Record<string, string>, options: JobOptions) {
+  const client = await startJob(fixture('two-input-sum.mjs'), {
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+    ...options,
+    args: { n: String(N), keys: String(KEYS), ...args },
+  });
+  const result = await client.done;
+  return { result, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
+}
+
+function expectExact(sums: { key: number; sum: number; count: number }[]) {
+  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
+  expect(sums).toHaveLength(N);
+  const finals = finalByKey(sums, (s) => s.count);
+  for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+}
+
+/** Checkpoints in `dir` whose metadata references channel state. */
+async function checkpointsWithChannelState(dir: string): Promise<number> {
+  const storage = CheckpointStorage.open(dir, { create: false });
+  try {
+    let n = 0;
+    for (const id of storage.listCompleted()) {
+      const m = storage.loadMetadata(id);
+      if (m?.subtasks.some((s) => s.chunks.some((c) => c.name === 'channel-state'))) n++;
+    }
+    return n;
+  } finally {
+    await storage.close();
+  }
+}
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('unaligned checkpoints', () => {
+  it('are rejected with at-least-once', async () => {
+    await expect(
+      startJob(fixture('two-input-sum.mjs'), {
+        checkpointing: { interval: 100, mode: 'at-least-once', unaligned: true },
+      }),
+    ).rejects.toThrow(InvalidOptionError);
+  });
+
+  for (const parallelism of [1, 2]) {
+    for (const failure of ['throw', 'exit']) {
+      it(`p=${parallelism}: a ${failure} failure restores channel state and the output is exact`, async () => {
+        const { result, sums } = await run(
+          { failure, slowEvery: '3' },
+          { parallelism, checkpointing: { interval: 50, mode: 'exactly-once', unaligned: true } },
+        );
+        expect(result.restarts).toBe(1);
+        expect(result.checkpoints.length).toBeGreaterThan(0);
+        expect(result.checkpoints.every((c) => c.maxAlignmentDurationMs === 0)).toBe(true);
+        expectExact(sums);
+      });
+    }
+  }
+
+  it('with the lmdb backend and incremental checkpoints: exact output after a failure', async () => {
+    const { result, sums } = await run(
+      { failure: 'throw', slowEvery: '3' },
+      {
+        parallelism: 2,
+        stateBackend: 'lmdb',
+        checkpointing: { interval: 50, mode: 'exactly-once', unaligned: true, incremental: true },
+      },
+    );
+    expect(result.restarts).toBe(1);
+    expectExact(sums);
+  });
+
+  it('records in-flight data as channel state, and a restore at another parallelism (2 -> 3) replays it to the right owners', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'weir-unaligned-'));
+    // Run 1: fails for good after some checkpoints (no restarts), leaving them in `dir`.
+    const first = await run(
+      { failure: 'throw', at: '0.7', slowEvery: '2', rate: '6000' },
+      {
+        parallelism: 2,
+        checkpointing: { interval: 30, mode: 'exactly-once', unaligned: true, dir, retain: 50 },
+        restartStrategy: { type: 'none' },
+      },
+    ).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(Error);
+    expect(await checkpointsWithChannelState(dir)).toBeGreaterThan(0);
+    // Run 2: restores the latest checkpoint at parallelism 3 and finishes (no failure this time).
+    const client = await startJob(fixture('two-input-sum.mjs'), {
+      parallelism: 3,
+      restoreFrom: 'latest',
+      checkpointing: { interval: 100, mode: 'exactly-once', unaligned: true, dir },
+      args: { n: String(N), keys: String(KEYS), rate: '6000' },
+    });
+    const restored: number[] = [];
+    client.on('restored', (e: { checkpointId: number }) => restored.push(e.checkpointId));
+    const result = await client.done;
+    expect(restored).toHaveLength(1);
+    // The collect sink of run 2 holds what run 2 committed: every key's final sum and count are
+    // exact, and the counts run 2 emitted continue exactly where the checkpoint left them.
+    const sums = result.sinks.sums as { key: number; sum: number; count: number }[];
+    const finals = finalByKey(sums, (s) => s.count);
+    for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+    const perKey = new Map<number, number[]>();
+    for (const s of sums) (perKey.get(s.key) ?? perKey.set(s.key, []).get(s.key)!).push(s.count);
+    for (const counts of perKey.values()) {
+      counts.sort((x, y) => x - y);
+      for (let i = 1; i < counts.length; i++) expect(counts[i]).toBe(counts[i - 1] + 1);
+    }
+  });
+});

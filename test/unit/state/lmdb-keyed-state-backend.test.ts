@@ -1,0 +1,107 @@
+/** What is particular to the lmdb backend: bounds, the MVCC snapshot, key limits, close. */
+
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StateAccessError } from '../../../src/errors.js';
+import { LmdbKeyedStateBackend } from '../../../src/state/lmdb-keyed-state-backend.js';
+
+const RANGE = { start: 0, end: 15 };
+const parents: string[] = [];
+const backends: LmdbKeyedStateBackend[] = [];
+afterEach(async () => {
+  await Promise.all(backends.splice(0).map((b) => b.close()));
+  for (const p of parents.splice(0)) rmSync(p, { recursive: true, force: true });
+});
+
+function make(extra: Partial<ConstructorParameters<typeof LmdbKeyedStateBackend>[0]> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'weir-lmdb-test-'));
+  parents.push(dir);
+  const b = new LmdbKeyedStateBackend({ maxParallelism: 16, keyGroupRange: RANGE, dir, ...extra });
+  backends.push(b);
+  return b;
+}
+
+describe('lmdb keyed state backend', () => {
+  it('bounds the write backlog and the cache between records', () => {
+    const b = make({ maxPendingWrites: 10, maxCachedEntries: 50 });
+    const v = b.value<number>('v');
+    for (let k = 0; k < 500; k++) {
+      b.setCurrentKey(k);
+      expect(b.counters.pendingWrites).toBeLessThan(10);
+      expect(b.counters.cachedEntries).toBeLessThan(50);
+      v.update(k);
+    }
+    expect(b.counters.flushes).toBeGreaterThan(40);
+    expect(b.counters.cacheDrops).toBeGreaterThan(5);
+    for (let k = 0; k < 500; k++) {
+      b.setCurrentKey(k);
+      expect(v.value()).toBe(k);
+    }
+  });
+
+  it('a snapshot is the state at the barrier although writes go on and are written back', async () => {
+    const b = make({ maxPendingWrites: 3, maxCachedEntries: 8 });
+    const v = b.value<{ n: number }>('v');
+    for (let k = 0; k < 40; k++) {
+      b.setCurrentKey(k);
+      v.update({ n: k });
+    }
+    const snap = b.snapshot(1);
+    for (let k = 0; k < 40; k++) {
+      b.setCurrentKey(k);
+      if (k % 2 === 0) v.clear();
+      else v.value()!.n += 1000; // in-place mutation, written back later
+    }
+    b.setCurrentKey('late');
+    v.update({ n: -1 });
+    expect(b.counters.flushes).toBeGreaterThan(5);
+    const { chunks, metadata } = await snap.serialize('full');
+    snap.release();
+    expect(metadata.entries).toBe(40);
+    const r = make();
+    r.restore(chunks);
+    const rv = r.value<{ n: number }>('v');
+    for (let k = 0; k < 40; k++) {
+      r.setCurrentKey(k);
+      expect(rv.value()).toEqual({ n: k });
+    }
+    r.setCurrentKey('late');
+    expect(rv.value()).toBeUndefined();
+    // The live state has the later writes, including the in-place mutations.
+    b.setCurrentKey(3);
+    expect(v.value()).toEqual({ n: 1003 });
+    expect([...b.keys('v')].length).toBe(21);
+  });
+
+  it('rejects keys beyond the LMDB key limit with a StateAccessError naming the state', () => {
+    const b = make();
+    b.setCurrentKey('x'.repeat(5000));
+    expect(() => b.value('big').update(1)).toThrow(StateAccessError);
+    expect(() => b.value('big').update(1)).toThrow(/'big'.*key limit/);
+  });
+
+  it('close ends snapshots, removes its directory, and makes the backend unusable', async () => {
+    const b = make();
+    b.setCurrentKey('k');
+    b.value<number>('v').update(1);
+    const snap = b.snapshot(1);
+    expect(existsSync(b.path)).toBe(true);
+    expect(readdirSync(b.path).length).toBeGreaterThan(0);
+    await b.close();
+    await b.close(); // idempotent
+    expect(existsSync(b.path)).toBe(false);
+    expect(b.liveSnapshots).toBe(0);
+    await expect(snap.serialize()).rejects.toThrow(/released/);
+    expect(() => b.setCurrentKey('k')).toThrow(StateAccessError);
+    expect(() => b.snapshot(2)).toThrow(/closed/);
+  });
+
+  it('validates its options before creating anything', () => {
+    const before = readdirSync(tmpdir()).filter((n) => n.startsWith('weir-state-')).length;
+    expect(() => make({ maxPendingWrites: 0 })).toThrow(RangeError);
+    expect(() => make({ maxParallelism: 0 })).toThrow(RangeError);
+    expect(readdirSync(tmpdir()).filter((n) => n.startsWith('weir-state-')).length).toBe(before);
+  });
+});
