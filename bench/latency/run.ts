@@ -224,19 +224,28 @@ const rows: TableRow[] = merged.map((m) => ({
   'checkpoints/run': m.checkpoints.toFixed(0),
   'alignment mean/max ms': `${f(m.meanAlignmentMs)} / ${f(m.maxAlignmentMs)}`,
 }));
-const ratioRows: TableRow[] = SCENARIOS.flatMap((s) => {
+/** Each non-ALO case against ALO of the same scenario (numbers; the table formats them). */
+const ratios = SCENARIOS.flatMap((s) => {
   const alo = merged.find((m) => m.scenario === s.name && m.mode === 'ALO')!;
   return merged
     .filter((m) => m.scenario === s.name && m !== alo)
     .map((m) => ({
       scenario: s.name,
       ratio: `${m.mode}/ALO`,
-      p50: formatRatio(m.all.p50 / alo.all.p50),
-      p99: formatRatio(m.all.p99 / alo.all.p99),
-      'p99.9': formatRatio(m.all.p999 / alo.all.p999),
-      'input A p99': formatRatio(m.inputA.p99 / alo.inputA.p99),
+      p50: m.all.p50 / alo.all.p50,
+      p99: m.all.p99 / alo.all.p99,
+      p999: m.all.p999 / alo.all.p999,
+      inputAp99: m.inputA.p99 / alo.inputA.p99,
     }));
 });
+const ratioRows: TableRow[] = ratios.map((r) => ({
+  scenario: r.scenario,
+  ratio: r.ratio,
+  p50: formatRatio(r.p50),
+  p99: formatRatio(r.p99),
+  'p99.9': formatRatio(r.p999),
+  'input A p99': formatRatio(r.inputAp99),
+}));
 printTable(rows);
 process.stdout.write('\n');
 printTable(ratioRows);
@@ -247,12 +256,9 @@ process.stdout.write(
 
 const charts: ReportChart[] = [
   {
-    title: 'p99 latency, exactly-once / at-least-once (goal ≤ 1.2× without skew)',
+    title: 'p99 latency relative to at-least-once (goal for EO ≤ 1.2× without skew)',
     unit: '×',
-    bars: ratioRows.map((r) => ({
-      label: String(r.scenario),
-      value: Number.parseFloat(String(r['EO/ALO p99'])),
-    })),
+    bars: ratios.map((r) => ({ label: `${r.scenario}: ${r.ratio}`, value: r.p99 })),
     reference: { value: 1.2, label: 'goal 1.2×' },
   },
   {
@@ -296,6 +302,7 @@ writeJson(jsonPath, {
   skipped,
   order: result.order,
   cases: merged,
+  ratiosToAtLeastOnce: ratios,
   report,
 });
 process.stdout.write(`wrote ${path.relative(process.cwd(), jsonPath)}\n`);
