@@ -8,7 +8,8 @@
  * table shows medians. Also times where the cost goes (encode, copy, decode per record) and
  * counts wake-ups (doorbell notifies, parks) of the batched ring run.
  *
- * Run: node --import tsx bench/channels/run.ts [--quick] [--spin MICROS]
+ * Run: node --import tsx bench/channels/run.ts [--quick] [--spin MICROS] [--json PATH]
+ * (default JSON path: bench/results/channels.json).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,8 @@ import { Doorbell } from '../../src/channels/doorbell.js';
 import { DEFAULT_SPIN_MICROS } from '../../src/channels/input-gate.js';
 import { RecordCodec } from '../../src/channels/record-codec.js';
 import { RingBuffer } from '../../src/channels/ring-buffer.js';
+import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { commandLine, type SuiteReport } from '../harness/suite-report.js';
 import type { BenchCommand, BenchRecord } from './peer.js';
 
 const quick = process.argv.includes('--quick');
@@ -28,6 +31,12 @@ const BATCH = 256;
 const spinArg = process.argv.indexOf('--spin');
 /** Consumer spin before parking (InputGate option); `--spin N` to compare. */
 const SPIN_MICROS = spinArg === -1 ? DEFAULT_SPIN_MICROS : Number(process.argv[spinArg + 1]);
+const jsonArg = process.argv.indexOf('--json');
+/** `--json PATH` (what `weir bench` passes); default bench/results/channels.json. */
+const JSON_PATH =
+  jsonArg === -1
+    ? new URL('../results/channels.json', import.meta.url)
+    : new URL(process.argv[jsonArg + 1], `file://${process.cwd()}/`);
 
 class BenchWorker {
   readonly worker = new Worker(new URL('./peer.mjs', import.meta.url));
@@ -271,10 +280,32 @@ async function main(): Promise<void> {
     wakeups,
     sink: sink % 7,
   };
-  const dir = new URL('../results/', import.meta.url);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(new URL('channels.json', dir), `${JSON.stringify(report, null, 2)}\n`);
-  console.log('\nwrote bench/results/channels.json');
+  const rows = results.map((r) => ({
+    mode: r.mode,
+    'records/s (median)': Math.round(r.recordsPerSecMedian).toLocaleString('en-US'),
+    'vs postMessage batched': `${(r.recordsPerSecMedian / portBatched).toFixed(2)}×`,
+  }));
+  const suiteReport: SuiteReport = {
+    suite: 'channels',
+    title: 'channels: records/s between two worker threads',
+    command: commandLine('bench/channels/run.ts'),
+    machine: formatMachineInfo(machineInfo()),
+    notes: [
+      `${ROUNDS} interleaved rounds, medians; batched ring / batched postMessage ${(ringBatched / portBatched).toFixed(2)}× (goal ≥ 3×).`,
+    ],
+    tables: [{ title: 'records/s by mode', rows }],
+    charts: [
+      {
+        title: 'records/s relative to postMessage, batched (256)',
+        unit: '×',
+        bars: results.map((r) => ({ label: r.mode, value: r.recordsPerSecMedian / portBatched })),
+        reference: { value: 1, label: 'postMessage batched' },
+      },
+    ],
+  };
+  mkdirSync(new URL('.', JSON_PATH), { recursive: true });
+  writeFileSync(JSON_PATH, `${JSON.stringify({ ...report, report: suiteReport }, null, 2)}\n`);
+  console.log(`\nwrote ${JSON_PATH.pathname}`);
   await Promise.all([producer.worker.terminate(), consumer.worker.terminate()]);
 }
 

@@ -8,7 +8,12 @@
  * Cost: one pure-JS histogram increment per `record` (no WebAssembly, so no async init).
  */
 
-import { build, type Histogram } from 'hdr-histogram-js';
+import {
+  build,
+  decodeFromCompressedBase64,
+  encodeIntoCompressedBase64,
+  type Histogram,
+} from 'hdr-histogram-js';
 
 export interface LatencySummary {
   readonly count: number;
@@ -85,5 +90,21 @@ export class LatencyRecorder {
 
   reset(): void {
     this.#histogram.reset();
+  }
+
+  /**
+   * The histogram in HdrHistogram's compressed base64 form (values in µs): how a worker hands
+   * its latencies to the main thread. A job module without this class builds its histogram with
+   * hdr-histogram-js directly (any bucket size) and calls `encodeIntoCompressedBase64` itself.
+   */
+  encode(): string {
+    return encodeIntoCompressedBase64(this.#histogram);
+  }
+
+  /** A recorder holding the values of an {@link encode}d histogram (µs values, as recorded). */
+  static decode(base64: string, options: LatencyRecorderOptions = {}): LatencyRecorder {
+    const recorder = new LatencyRecorder(options);
+    recorder.#histogram.add(decodeFromCompressedBase64(base64, 64, false));
+    return recorder;
   }
 }

@@ -13,6 +13,10 @@ export interface PipelineResult {
   readonly checksum: string;
   /** Untimed set-up the case did before the clock started (worker start-up, module load), if any. */
   readonly setupMs?: number;
+  /** Whole-job wall time including set-up and teardown (weir cases: `startJob` to `done`). */
+  readonly jobMs?: number;
+  /** Checkpoints completed in the run, the final one included (weir cases with checkpointing). */
+  readonly checkpoints?: number;
 }
 
 export interface PipelineCase {

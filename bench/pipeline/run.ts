@@ -1,6 +1,7 @@
 /**
- * Pipeline benchmark runner: every implementation of the pipeline in `pipeline-spec.ts`, run
- * interleaved (see bench/harness/run-interleaved.ts for why), checksums verified against the
+ * Pipeline benchmark runner: every implementation of the pipeline in `pipeline-spec.ts` (the
+ * baselines and weir at parallelism 1 and 2 with checkpointing off / exactly-once 1 s /
+ * at-least-once 1 s), run interleaved (see bench/harness/run-interleaved.ts for why), checksums verified against the
  * single-thread loop, records/s and ratios to the node:stream baseline printed as a table and
  * written to bench/results/pipeline.json (pipeline-quick.json with --quick).
  *
@@ -12,7 +13,8 @@
  * machine's speed drift within a round (the thing interleaving is meant to cancel).
  *
  * Sizes: the default n (2 M) keeps a round to a few seconds, so a round's cases see the same
- * machine; 7 rounds give a usable median. --quick: 300 k records, 2 rounds, numbers not for quoting.
+ * machine; 7 rounds give a usable median. --quick: 300 k records, 2 rounds, no warmup round, numbers
+ * not for quoting.
  */
 
 import path from 'node:path';
@@ -29,10 +31,12 @@ import {
   runInterleaved,
   writeJson,
 } from '../harness/index.js';
+import { commandLine, type SuiteReport } from '../harness/suite-report.js';
 import { nodeStreamCase } from './node-stream.js';
 import type { PipelineCase, PipelineResult } from './pipeline-case.js';
 import { rxjsGroupByCase, rxjsMapCase } from './rxjs.js';
 import { singleThreadLoopCase } from './single-thread-loop.js';
+import { weirCase } from './weir.js';
 import { workerThreadsCase } from './worker-threads.js';
 
 const DEFAULT_N = 2_000_000;
@@ -45,7 +49,7 @@ if (args.help) {
 }
 const n = args.n ?? (args.quick ? QUICK_N : DEFAULT_N);
 const rounds = args.rounds ?? (args.quick ? 2 : 7);
-const warmup = args.warmup ?? 1;
+const warmup = args.warmup ?? (args.quick ? 0 : 1);
 const jsonPath = args.json ?? resultsPath(args.quick ? 'pipeline-quick.json' : 'pipeline.json');
 
 const reference = singleThreadLoopCase();
@@ -60,21 +64,18 @@ const cases: PipelineCase[] = [
   workerThreadsCase({ parallelism: 2 }),
 ];
 
-// ── HOOK: weir cases ────────────────────────────────────────────────────────────────────────────
-// Add weir here; each is one PipelineCase (see pipeline-case.ts and bench/README.md "pipeline"):
-//   cases.push(weirCase({ parallelism: 1 }));
-//   cases.push(weirCase({ parallelism: 2 }));
-//   cases.push(weirCase({ parallelism: 2, checkpointing: { interval: 1000, mode: 'exactly-once' } }));
-//   cases.push(weirCase({ parallelism: 2, checkpointing: { interval: 1000, mode: 'at-least-once' } }));
-// ────────────────────────────────────────────────────────────────────────────────────────────────
+// weir: parallelism 1 and 2 × checkpointing off / exactly-once every 1 s / at-least-once every 1 s.
+// Timed from the first sink record to the end of input (set-up reported as `setup ms`), see weir.ts.
+for (const parallelism of [1, 2]) {
+  cases.push(weirCase({ parallelism }));
+  cases.push(weirCase({ parallelism, checkpointing: { interval: 1000, mode: 'exactly-once' } }));
+  cases.push(weirCase({ parallelism, checkpointing: { interval: 1000, mode: 'at-least-once' } }));
+}
+/** Second reference of the goals: weir EO 1 s at p=1 ≥ 3× this. */
+const POST_MESSAGE = 'worker_threads postMessage 1→1';
 
 const machine = machineInfo();
-const command = [
-  'node',
-  ...process.execArgv,
-  path.relative(process.cwd(), process.argv[1] ?? 'bench/pipeline/run.ts'),
-  ...process.argv.slice(2),
-].join(' ');
+const command = commandLine('bench/pipeline/run.ts');
 process.stdout.write(
   `pipeline benchmark: sequence(0..${n}) → map → filter → keyBy → running sum → discard\n` +
     `machine: ${formatMachineInfo(machine)}\n` +
@@ -103,25 +104,61 @@ const result = await runInterleaved<PipelineResult>(
   },
 );
 
-const setupMs = (samples: readonly PipelineResult[]): number | undefined => {
-  const values = samples.flatMap((s) => (s.setupMs === undefined ? [] : [s.setupMs]));
-  return values.length === 0 ? undefined : median(values);
-};
+const rateOf = (s: PipelineResult): number => (s.records * 1000) / s.ms;
 
-process.stdout.write('\n');
-printTable(
-  result.cases.map((c) => ({
+const postMessageRates = result.cases.find((c) => c.name === POST_MESSAGE)!.samples.map(rateOf);
+const optionalMedian = (values: readonly (number | undefined)[]): number | undefined => {
+  const present = values.filter((v): v is number => v !== undefined);
+  return present.length === 0 ? undefined : median(present);
+};
+const rows = result.cases.map((c) => {
+  const vsPostMessage = median(c.samples.map((s, round) => rateOf(s) / postMessageRates[round]));
+  const setup = optionalMedian(c.samples.map((s) => s.setupMs));
+  const job = optionalMedian(c.samples.map((s) => s.jobMs));
+  const checkpoints = optionalMedian(c.samples.map((s) => s.checkpoints));
+  return {
     case: c.name,
     'records/s (median)': formatRate(c.recordsPerSec.median),
     min: formatRate(c.recordsPerSec.min),
     max: formatRate(c.recordsPerSec.max),
     [`vs ${baseline.name}`]: formatRatio(c.ratioToBaseline.median),
     'ratio min–max': `${formatRatio(c.ratioToBaseline.min)}–${formatRatio(c.ratioToBaseline.max)}`,
+    'vs postMessage 1→1': formatRatio(vsPostMessage),
     'ms (median)': Math.round(c.ms.median),
-    'setup ms': setupMs(c.samples) === undefined ? '-' : String(Math.round(setupMs(c.samples)!)),
-  })),
+    'setup ms': setup === undefined ? '-' : String(Math.round(setup)),
+    'job ms': job === undefined ? '-' : String(Math.round(job)),
+    checkpoints: checkpoints === undefined ? '-' : String(checkpoints),
+  };
+});
+process.stdout.write('\n');
+printTable(rows);
+process.stdout.write(
+  `\nchecksum (all cases agree): ${expected}\n` +
+    'weir rows: records/s from the first sink record to the end of input (steady state); setup ms = ' +
+    'startJob → first sink record; job ms = startJob → done (incl. the final checkpoint); ' +
+    'checkpoints = completed, the final one included.\n',
 );
-process.stdout.write(`\nchecksum (all cases agree): ${expected}\n`);
+
+const report: SuiteReport = {
+  suite: 'pipeline',
+  title: 'pipeline: sequence → map → filter → keyBy → running sum (source records/s)',
+  command,
+  machine: formatMachineInfo(machine),
+  notes: [
+    `n = ${n}, ${rounds} rounds (+${warmup} warmup), interleaved; checksums verified against the single-thread loop.`,
+    'weir rows: records/s from the first sink record to the end of input; set-up (startJob → first record) is `setup ms`.',
+    'Goal: weir p=1 EO 1s ≥ 1.0× node:stream and ≥ 3× worker_threads postMessage 1→1.',
+  ],
+  tables: [{ title: 'throughput (medians over rounds)', rows }],
+  charts: [
+    {
+      title: `records/s relative to ${baseline.name} (median of per-round ratios)`,
+      unit: '×',
+      bars: result.cases.map((c) => ({ label: c.name, value: c.ratioToBaseline.median })),
+      reference: { value: 1, label: baseline.name },
+    },
+  ],
+};
 
 writeJson(jsonPath, {
   benchmark: 'pipeline',
@@ -147,8 +184,10 @@ writeJson(jsonPath, {
     recordsPerSec: c.recordsPerSec,
     ratioToBaseline: c.ratioToBaseline,
     ms: c.ms,
-    setupMs: setupMs(c.samples) ?? null,
+    setupMs: optionalMedian(c.samples.map((s) => s.setupMs)) ?? null,
+    jobMs: optionalMedian(c.samples.map((s) => s.jobMs)) ?? null,
     samples: c.samples,
   })),
+  report,
 });
 process.stdout.write(`wrote ${path.relative(process.cwd(), jsonPath)}\n`);

@@ -5,10 +5,10 @@
  * stop-the-world deep copy measured in the same run; delta vs full bytes when 1% of the keys
  * changed; and read-modify-write throughput.
  *
- *   node --import tsx bench/state/sync-pause.ts [--quick | --smoke] [--backend heap|lmdb]
+ *   node --import tsx bench/state/sync-pause.ts [--quick | --smoke] [--backend heap|lmdb] [--json PATH]
  *
  * Prints a table and writes bench/results/state.json (state-quick.json with --quick,
- * state-smoke.json with --smoke), with the machine and the Node version.
+ * state-smoke.json with --smoke; or PATH), with the machine and the Node version.
  * `--quick` runs 10k and 100k keys only, with fewer repetitions; `--smoke` 10k keys, 3 reps.
  * Before each timed barrier, 1% of the keys (at most 1000) are updated, so the lmdb pause includes
  * a realistic write-back.
@@ -16,12 +16,14 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyValue } from '../../src/state/copy-value.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
 import type { KeyedStateBackend } from '../../src/state/keyed-state-backend.js';
 import { LmdbKeyedStateBackend } from '../../src/state/lmdb-keyed-state-backend.js';
+import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { commandLine, type SuiteReport } from '../harness/suite-report.js';
 
 const quick = process.argv.includes('--quick');
 const smoke = process.argv.includes('--smoke');
@@ -218,12 +220,50 @@ console.table(
   })),
 );
 
-const out = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'results',
-  smoke ? 'state-smoke.json' : quick ? 'state-quick.json' : 'state.json',
-);
+const jsonArg = process.argv.indexOf('--json');
+const out =
+  jsonArg === -1
+    ? join(
+        dirname(fileURLToPath(import.meta.url)),
+        '..',
+        'results',
+        smoke ? 'state-smoke.json' : quick ? 'state-quick.json' : 'state.json',
+      )
+    : resolve(process.argv[jsonArg + 1]);
+const report: SuiteReport = {
+  suite: 'state',
+  title: `state: keyed state backends (${BACKENDS.join(', ')}), sync pause at the barrier vs a naive deep copy`,
+  command: commandLine('bench/state/sync-pause.ts'),
+  machine: formatMachineInfo(machineInfo()),
+  notes: [`${REPS} barriers per size; goal: sync pause ≤ 2 ms at 1 M keys.`],
+  tables: [
+    {
+      title: 'per backend and state size',
+      rows: rows.map((r) => ({
+        backend: r.backend,
+        keys: r.keys,
+        'rmw k/s': Math.round(r.readModifyWritePerSec / 1000),
+        'sync pause median ms': fmt(r.syncPauseMedianMs, 4),
+        'sync pause max ms': fmt(r.syncPauseMaxMs, 4),
+        'naive deep copy ms': fmt(r.naiveDeepCopyMedianMs, 1),
+        'async serialize ms': fmt(r.asyncSerializeMs, 1),
+        'full KiB': Math.round(r.fullBytes / 1024),
+        'delta 1% KiB': Math.round(r.deltaBytes1pct / 1024),
+      })),
+    },
+  ],
+  charts: [
+    {
+      title: 'sync pause max (ms) per backend and state size; goal ≤ 2 ms at 1 M keys',
+      unit: ' ms',
+      bars: rows.map((r) => ({
+        label: `${r.backend}, ${r.keys.toLocaleString('en-US')} keys`,
+        value: r.syncPauseMaxMs,
+      })),
+      reference: { value: 2, label: 'goal 2 ms' },
+    },
+  ],
+};
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(
   out,
@@ -244,6 +284,7 @@ writeFileSync(
       baseline: 'naive stop-the-world deep copy of every entry at the barrier (same state, same run)',
       goal: 'sync pause <= 2 ms at 1M keys',
       rows,
+      report,
     },
     null,
     2,

@@ -20,6 +20,8 @@ const USAGE = `usage:
                  SIGTERM/SIGINT stop the job (in-flight checkpoint aborted, exit 143/130);
                  rerun with the same --checkpoint-dir and --restore latest to resume
   weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
+  weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
+                       the benchmark suites of a source checkout (what \`npm run bench\` runs)
   weir demo            the end-to-end demo (what \`npm start\` runs)
   weir help`;
 
@@ -32,6 +34,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return (await import('./checkpoints-command.js')).checkpointsCommand(rest);
     case 'demo':
       return demoCommand();
+    case 'bench':
+      return (await import('./bench-command.js')).benchCommand(rest);
     case undefined:
     case 'help':
     case '--help':

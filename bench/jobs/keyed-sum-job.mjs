@@ -1,0 +1,73 @@
+// The keyed-sum job of the pipeline and checkpoint benchmarks, as a weir job module: the same
+// per-record work as the pipeline baselines (bench/pipeline/pipeline-spec.ts), then a sink that
+// reports per subtask the digest of the final sums (bench/pipeline/sum-digest.ts) and when its
+// first record arrived and its input ended.
+//
+//   sequence(0..n) → map(i => ({ key: 'k' + (i % keys), value: i * 2 })) → filter(value % 3 !== 0)
+//     → keyBy(key) → running sum in keyed ValueState (emit { key, sum }) → digest sink
+//
+// args: n (records, default 2 000 000), keys (distinct keys, default 10 000).
+import { defineJob, sources } from 'weir';
+import { reportSink, wallNow } from './report-sink.mjs';
+
+/**
+ * 32-bit FNV-1a, a second implementation of `fnv1a` in bench/pipeline/sum-digest.ts (workers
+ * cannot load .ts): the runner compares the merged digest with the single-thread loop's, so the
+ * two can only disagree loudly.
+ */
+function fnv1a(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Per sink subtask: the last `{ key, sum }` seen per key is that key's final sum (a key's
+ * records reach one subtask, in order). Cost on the timed path: one Map.set per output record.
+ */
+function digestReporter(ctx) {
+  const finals = new Map();
+  let emitted = 0;
+  let firstAt = 0;
+  return {
+    write(r) {
+      if (emitted++ === 0) firstAt = wallNow();
+      finals.set(r.key, r.sum);
+    },
+    report() {
+      const endAt = wallNow();
+      let total = 0;
+      let mix = 0;
+      for (const [key, sum] of finals) {
+        total += sum;
+        mix = (mix + fnv1a(`${key}=${sum}`)) >>> 0;
+      }
+      return {
+        subtask: ctx.subtaskIndex,
+        firstAt,
+        endAt,
+        digest: { keys: finals.size, emitted, total, mix },
+      };
+    },
+  };
+}
+
+export default defineJob((env, args) => {
+  const n = Number(args.n ?? 2_000_000);
+  const keys = Number(args.keys ?? 10_000);
+  env
+    .fromSource(sources.sequence({ from: 0, to: n }), 'sequence')
+    .map((i) => ({ key: `k${i % keys}`, value: i * 2 }))
+    .name('map')
+    .filter((r) => r.value % 3 !== 0)
+    .name('filter')
+    .keyBy((r) => r.key)
+    .process((r, ctx, out) => {
+      const sum = ctx.state.value('sum');
+      const next = (sum.value() ?? 0) + r.value;
+      sum.update(next);
+      out.collect({ key: r.key, sum: next });
+    })
+    .name('running sum')
+    .sinkTo(reportSink('digest', digestReporter));
+});

@@ -1,0 +1,58 @@
+/**
+ * The suites `weir bench` runs, in this order by default. Each is one script that accepts
+ * `--quick` and `--json PATH`, prints its own tables, and writes its JSON with a `report`
+ * (`harness/suite-report.ts`) to PATH.
+ */
+
+export interface SuiteEntry {
+  readonly name: string;
+  /** Relative to the package root. */
+  readonly script: string;
+  /** One line for `--help` and the README. */
+  readonly what: string;
+}
+
+export const SUITES: readonly SuiteEntry[] = [
+  {
+    name: 'pipeline',
+    script: 'bench/pipeline/run.ts',
+    what: 'end-to-end throughput of the keyed pipeline: weir (p=1/2, checkpoints off/EO/ALO) vs node:stream, RxJS, worker_threads',
+  },
+  {
+    name: 'checkpoint',
+    script: 'bench/checkpoint/run.ts',
+    what: 'throughput cost of checkpoints every 10 s / 1 s / 100 ms vs none, 100 k and 1 M keys',
+  },
+  {
+    name: 'latency',
+    script: 'bench/latency/run.ts',
+    what: 'end-to-end latency p50/p99/p99.9 of a two-input keyed job, exactly-once vs at-least-once',
+  },
+  {
+    name: 'recovery',
+    script: 'bench/recovery/run.ts',
+    what: 'time from a worker crash to processing again, vs keyed state size',
+  },
+  {
+    name: 'channels',
+    script: 'bench/channels/run.ts',
+    what: 'records/s between two worker threads: SharedArrayBuffer rings vs postMessage',
+  },
+  {
+    name: 'state',
+    script: 'bench/state/sync-pause.ts',
+    what: 'heap keyed state: sync pause at the barrier and async serialization vs a deep copy',
+  },
+];
+
+/** The entries for `names` (all when empty); throws a RangeError naming unknown suites. */
+export function selectSuites(names: readonly string[]): SuiteEntry[] {
+  if (names.length === 0) return [...SUITES];
+  const unknown = names.filter((n) => !SUITES.some((s) => s.name === n));
+  if (unknown.length > 0) {
+    throw new RangeError(
+      `unknown suite${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`,
+    );
+  }
+  return names.map((n) => SUITES.find((s) => s.name === n)!);
+}
