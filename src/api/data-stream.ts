@@ -30,6 +30,7 @@ import {
 } from './graph-builder.js';
 import { KeyedStream } from './keyed-stream.js';
 import type { Sink } from './source.js';
+import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermarks.js';
 
 /** A stream of records of type `T`. Created by `env.fromSource(...)` and by operators. */
 export class DataStream<T> {
@@ -69,6 +70,21 @@ export class DataStream<T> {
   process<R>(fn: ProcessFunction<T, R>): DataStream<R> {
     requireFunction(fn, 'process()');
     return this.#then({ kind: 'process', fn }, 'process');
+  }
+
+  /**
+   * Turns on event time: every record gets the timestamp `strategy.timestamp(record)` returns
+   * (ms), and watermarks are generated with bounded out-of-orderness
+   * (`max timestamp seen - maxOutOfOrderness - 1`), periodically and at the end of the input
+   * (`Infinity`, so every event-time window and timer fires). Downstream operators' watermark is
+   * the minimum over their input channels; see {@link WatermarkStrategy} for idleness and the
+   * emission interval. Chained with its predecessor like `map`.
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): DataStream<T> {
+    return this.#then(
+      { kind: 'assign-timestamps', strategy: resolveWatermarkStrategy(strategy) },
+      'timestamps/watermarks',
+    );
   }
 
   /**

@@ -28,6 +28,11 @@ export interface JobVertex {
   readonly operators: readonly ChainedOperator[];
   readonly inputEdges: readonly number[];
   readonly outputEdges: readonly number[];
+  /**
+   * Idle timeout (ms) of the head's input channels for its watermark: the smallest `idleTimeout`
+   * of the timestamp assigners upstream. Absent: channels never count as idle.
+   */
+  readonly inputIdleTimeout?: number;
 }
 
 export interface JobEdge {
@@ -42,6 +47,11 @@ export interface JobEdge {
   readonly partitioning: Partitioning;
   /** Present iff `partitioning === 'hash'`. */
   readonly keySelector?: KeySelector<any, any>;
+  /**
+   * True when records on this edge carry event timestamps (an assigner or a window is upstream):
+   * each record travels as `[timestamp | null, value]`. Absent on plain edges, which pay nothing.
+   */
+  readonly timestamped?: true;
 }
 
 export interface ExecutionPlan {

@@ -16,6 +16,7 @@ import type {
   RuntimeContext,
 } from '../api/functions.js';
 import type { Sink, Source } from '../api/source.js';
+import type { ResolvedWatermarkStrategy } from '../api/watermarks.js';
 
 /** How records travel along an edge. */
 export type Partitioning = 'forward' | 'rebalance' | 'hash' | 'broadcast';
@@ -27,6 +28,7 @@ export type OperatorSpec =
   | { readonly kind: 'filter'; readonly fn: FilterFunction<any> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<any, any> }
   | { readonly kind: 'process'; readonly fn: ProcessFunction<any, any> }
+  | { readonly kind: 'assign-timestamps'; readonly strategy: ResolvedWatermarkStrategy }
   | {
       readonly kind: 'keyed-process';
       readonly fn: KeyedProcessFunction<any, any, any>;
