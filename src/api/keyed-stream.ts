@@ -12,7 +12,14 @@ import { InvalidGraphError } from '../errors.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import { ConnectedStreams } from './connected-streams.js';
 import { DataStream } from './data-stream.js';
-import type { KeyedContext, KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
+import type {
+  KeyedContext,
+  KeyedProcessFunction,
+  KeyedProcessFunctionObject,
+  KeySelector,
+  OnTimerFunction,
+  ReduceFunction,
+} from './functions.js';
 import {
   operatorOutput,
   requireFunction,
@@ -40,12 +47,30 @@ export class KeyedStream<T, K> {
   }
 
   /**
-   * A keyed operator: `fn(value, ctx, out)` with `ctx.key` and keyed state (`ctx.state`),
-   * scoped to the key of `value`.
+   * A keyed operator: `fn(value, ctx, out)` with `ctx.key`, keyed state (`ctx.state`) and timers
+   * (`ctx.timers`), scoped to the key of `value`. For timers pass the object form
+   * `{ processElement, onTimer }`: `onTimer(timestamp, ctx, out)` runs with the timer's key.
    */
-  process<R>(fn: KeyedProcessFunction<K, T, R>): DataStream<R> {
-    requireFunction(fn, 'keyBy(...).process()');
-    return this.#then({ kind: 'keyed-process', fn, keySelector: this.#keySelector }, 'keyed-process');
+  process<R>(fn: KeyedProcessFunction<K, T, R> | KeyedProcessFunctionObject<K, T, R>): DataStream<R> {
+    let processElement: unknown = fn;
+    let onTimer: unknown;
+    if (typeof fn === 'object' && fn !== null) {
+      processElement = fn.processElement;
+      onTimer = fn.onTimer;
+      requireFunction(processElement, 'keyBy(...).process({ processElement })');
+      if (onTimer !== undefined) requireFunction(onTimer, 'keyBy(...).process({ onTimer })');
+    } else {
+      requireFunction(fn, 'keyBy(...).process()');
+    }
+    return this.#then(
+      {
+        kind: 'keyed-process',
+        fn: processElement as KeyedProcessFunction<K, T, R>,
+        ...(onTimer !== undefined ? { onTimer: onTimer as OnTimerFunction<any, any> } : {}),
+        keySelector: this.#keySelector,
+      },
+      'keyed-process',
+    );
   }
 
   /**

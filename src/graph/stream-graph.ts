@@ -11,6 +11,7 @@ import type {
   KeyedProcessFunction,
   KeySelector,
   MapFunction,
+  OnTimerFunction,
   ProcessFunction,
   ReduceFunction,
   RuntimeContext,
@@ -32,6 +33,7 @@ export type OperatorSpec =
   | {
       readonly kind: 'keyed-process';
       readonly fn: KeyedProcessFunction<any, any, any>;
+      readonly onTimer?: OnTimerFunction<any, any>;
       readonly keySelector: KeySelector<any, any>;
     }
   | {

@@ -143,7 +143,9 @@ function createOperator(
         out,
         env.createKeyedBackend(uid, name),
         spec.fn,
+        spec.onTimer,
         spec.keySelector,
+        env.time,
       );
     case 'keyed-reduce':
       return new KeyedReduceOperator(
