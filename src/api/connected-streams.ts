@@ -6,7 +6,7 @@
 
 import { DataStream } from './data-stream.js';
 import type { CoProcessFunction, KeyedContext, KeySelector, RuntimeContext } from './functions.js';
-import { operatorOutput, requireFunction, type StreamCore } from './graph-builder.js';
+import { operatorOutput, repartitioned, requireFunction, type StreamCore } from './graph-builder.js';
 
 /** Two connected inputs awaiting their two-input operator. */
 export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
@@ -43,7 +43,7 @@ export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
     requireFunction(selector2, 'connect(...).keyBy() selector2');
     const rekey = (core: StreamCore, keySelector: KeySelector<any, K>): StreamCore => ({
       builder: core.builder,
-      inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning: 'hash', keySelector })),
+      inputs: core.inputs.map((i) => repartitioned(i, 'hash', keySelector)),
       operatorId: undefined,
     });
     return new ConnectedStreams<A, B, KeyedContext<K>>(

@@ -23,12 +23,14 @@ import type {
 } from './functions.js';
 import {
   operatorOutput,
+  repartitioned,
   requireFunction,
   requireSameBuild,
   STREAM_CORE,
   type StreamCore,
 } from './graph-builder.js';
 import { KeyedStream } from './keyed-stream.js';
+import { OutputTag } from './output-tag.js';
 import type { Sink } from './source.js';
 import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermarks.js';
 
@@ -100,11 +102,32 @@ export class DataStream<T> {
     return new KeyedStream<T, K>(
       {
         builder: core.builder,
-        inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning: 'hash', keySelector: selector })),
+        inputs: core.inputs.map((i) => repartitioned(i, 'hash', selector)),
         operatorId: undefined,
       },
       selector,
     );
+  }
+
+  /**
+   * The side output `tag` of the operator that produced this stream (e.g. a window's late
+   * records, `sideOutputLateData(tag)`), as a stream of its own.
+   */
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    if (!(tag instanceof OutputTag)) throw new TypeError('getSideOutput(): expected an OutputTag');
+    const core = this.#operatorCore('getSideOutput');
+    const spec = core.builder.specOf(core.operatorId);
+    if (spec.kind !== 'window' || spec.lateDataTag !== tag.id) {
+      throw new InvalidGraphError(
+        `getSideOutput(): operator "${core.builder.nameOf(core.operatorId)}" has no side output "${tag.id}" ` +
+          '(side outputs come from window(...).sideOutputLateData(tag))',
+      );
+    }
+    return new DataStream<X>({
+      builder: core.builder,
+      inputs: [{ nodeId: core.operatorId, partitioning: 'forward', outputTag: tag.id }],
+      operatorId: undefined,
+    });
   }
 
   /** Distributes records round-robin over all subtasks of the next operator. */
@@ -205,7 +228,7 @@ export class DataStream<T> {
     const core = this[STREAM_CORE];
     return new DataStream<T>({
       builder: core.builder,
-      inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning })),
+      inputs: core.inputs.map((i) => repartitioned(i, partitioning)),
       operatorId: undefined,
     });
   }

@@ -13,5 +13,17 @@ export {
 } from './define-job.js';
 export type * from './functions.js';
 export { KeyedStream } from './keyed-stream.js';
+export { OutputTag } from './output-tag.js';
 export type * from './source.js';
 export { StreamEnvironment } from './stream-environment.js';
+export type { WatermarkStrategy } from './watermarks.js';
+export { type ProcessWindowFunction, type WindowContext, WindowedStream } from './windowed-stream.js';
+export {
+  type SessionOptions,
+  type SlidingOptions,
+  type TimeWindow,
+  type TumblingOptions,
+  type WindowAssigner,
+  type WindowTime,
+  windows,
+} from './windows.js';

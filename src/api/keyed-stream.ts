@@ -28,6 +28,8 @@ import {
   type StreamCore,
 } from './graph-builder.js';
 import { sumReducer } from './sum-reducer.js';
+import { requireAssigner, WindowedStream } from './windowed-stream.js';
+import type { WindowAssigner } from './windows.js';
 
 /** A stream of `T` partitioned by keys of type `K`. */
 export class KeyedStream<T, K> {
@@ -100,6 +102,20 @@ export class KeyedStream<T, K> {
     const out = this.#then<unknown>({ kind: 'keyed-reduce', fn, keySelector: this.#keySelector }, 'sum');
     id = out[STREAM_CORE].operatorId!;
     return out;
+  }
+
+  /**
+   * Cuts each key's elements into windows: `window(windows.tumbling({ size }))`, `sliding`,
+   * `session`; event time by default (needs `assignTimestampsAndWatermarks` upstream). Then
+   * `.reduce`, `.aggregate` or `.process`.
+   */
+  window(assigner: WindowAssigner): WindowedStream<T, K> {
+    return new WindowedStream<T, K>(this[STREAM_CORE], {
+      assigner: requireAssigner(assigner, 'keyBy(...).window()'),
+      keySelectors: [this.#keySelector],
+      allowedLateness: 0,
+      lateDataTag: undefined,
+    });
   }
 
   /**

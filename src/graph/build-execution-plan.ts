@@ -111,6 +111,7 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
         partitioning,
         ...(partitioning === 'hash' ? { keySelector: input.keySelector } : {}),
         ...(time.timestamped.has(input.sourceId) ? { timestamped: true as const } : {}),
+        ...(input.outputTag !== undefined ? { outputTag: input.outputTag } : {}),
       };
       edges.push(Object.freeze(edge));
       edgesFromNode.get(input.sourceId)!.push(edge.edgeId);
@@ -118,21 +119,35 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
   }
 
   const vertices: JobVertex[] = members.map((chain, vertexId) => {
-    const operators: ChainedOperator[] = chain.map((node) =>
-      Object.freeze({
+    const operators: ChainedOperator[] = chain.map((node) => {
+      const outs = outputs.get(node.id)!;
+      const chainedFor = (tag: string | undefined) =>
+        Object.freeze(
+          outs
+            .filter((e) => e.outputTag === tag && vertexOf.get(e.targetId) === vertexId)
+            .map((e) => e.targetId),
+        );
+      const edgesFor = (tag: string | undefined) =>
+        Object.freeze(edgesFromNode.get(node.id)!.filter((id) => edges[id].outputTag === tag));
+      const tags = [...new Set(outs.map((e) => e.outputTag).filter((t) => t !== undefined))];
+      return Object.freeze({
         nodeId: node.id,
         name: node.name,
         uid: node.uid,
         spec: node.spec,
-        chainedOutputs: Object.freeze(
-          outputs
-            .get(node.id)!
-            .filter((e) => vertexOf.get(e.targetId) === vertexId)
-            .map((e) => e.targetId),
-        ),
-        outputEdges: Object.freeze(edgesFromNode.get(node.id)!),
-      }),
-    );
+        chainedOutputs: chainedFor(undefined),
+        outputEdges: edgesFor(undefined),
+        ...(tags.length > 0
+          ? {
+              sideOutputs: Object.freeze(
+                tags.map((tag) =>
+                  Object.freeze({ tag, chainedOutputs: chainedFor(tag), outputEdges: edgesFor(tag) }),
+                ),
+              ),
+            }
+          : {}),
+      });
+    });
     const head = chain[0];
     const idle = time.idleTimeout.get(head.id);
     return Object.freeze({
@@ -181,7 +196,7 @@ function eventTimeProperties(order: readonly StreamNode[]): {
 }
 
 /** Operators whose output records carry event timestamps even without a timestamped input. */
-const TIMESTAMPING_KINDS: ReadonlySet<string> = new Set(['assign-timestamps']);
+const TIMESTAMPING_KINDS: ReadonlySet<string> = new Set(['assign-timestamps', 'window']);
 
 /** Whether the operator owns keyed state (and so key groups). */
 function isKeyed(node: StreamNode): boolean {
@@ -189,6 +204,7 @@ function isKeyed(node: StreamNode): boolean {
   return (
     spec.kind === 'keyed-process' ||
     spec.kind === 'keyed-reduce' ||
+    spec.kind === 'window' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined) ||
     node.inputs.some((e) => e.partitioning === 'hash')
   );

@@ -5,6 +5,7 @@
  */
 
 import type {
+  AggregateFunction,
   CoProcessFunction,
   FilterFunction,
   FlatMapFunction,
@@ -18,6 +19,16 @@ import type {
 } from '../api/functions.js';
 import type { Sink, Source } from '../api/source.js';
 import type { ResolvedWatermarkStrategy } from '../api/watermarks.js';
+import type { ProcessWindowFunction } from '../api/windowed-stream.js';
+import type { WindowAssigner } from '../api/windows.js';
+
+/** What a window operator computes when a window fires. */
+export type WindowFunctionSpec =
+  | { readonly kind: 'reduce'; readonly fn: ReduceFunction<any> }
+  | { readonly kind: 'aggregate'; readonly fn: AggregateFunction<any, any, any> }
+  | { readonly kind: 'process'; readonly fn: ProcessWindowFunction<any, any, any> }
+  /** Window join: `fn(left, right)` for every pair of the window's two inputs. */
+  | { readonly kind: 'join'; readonly fn: (left: any, right: any) => any };
 
 /** How records travel along an edge. */
 export type Partitioning = 'forward' | 'rebalance' | 'hash' | 'broadcast';
@@ -47,6 +58,16 @@ export type OperatorSpec =
       /** Present when both inputs are keyed: the function then runs with a keyed context. */
       readonly keySelectors?: readonly [KeySelector<any, any>, KeySelector<any, any>];
     }
+  | {
+      readonly kind: 'window';
+      readonly assigner: WindowAssigner;
+      readonly function: WindowFunctionSpec;
+      /** One per input: a window join has two inputs, keyed by `where` and `equalTo`. */
+      readonly keySelectors: readonly KeySelector<any, any>[];
+      readonly allowedLateness: number;
+      /** Side output for late records (`sideOutputLateData`); dropped (and counted) when absent. */
+      readonly lateDataTag?: string;
+    }
   | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
 
 export type OperatorKind = OperatorSpec['kind'];
@@ -59,6 +80,8 @@ export interface StreamEdge {
   readonly partitioning: Partitioning;
   /** Present iff `partitioning === 'hash'`. */
   readonly keySelector?: KeySelector<any, any>;
+  /** Present when the edge carries a side output of the source (`getSideOutput(tag)`), by tag id. */
+  readonly outputTag?: string;
 }
 
 export interface StreamNode {

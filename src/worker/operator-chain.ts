@@ -22,6 +22,7 @@ import {
   type WatermarkOutput,
 } from './operators/stream-operator.js';
 import { TimestampsAndWatermarksOperator } from './operators/timestamps-and-watermarks-operator.js';
+import { WindowOperator } from './operators/window-operator.js';
 import type { TaskTime } from './timers/task-time.js';
 
 export interface ChainEnvironment {
@@ -83,6 +84,22 @@ export class OperatorChain {
         const ww = env.networkWatermarkOutputs.get(edgeId);
         if (ww) watermarkTargets.push(ww);
       }
+      // Side outputs (getSideOutput): wired like the main output, watermarks included.
+      const sideOutputs = new Map<string, Output>();
+      for (const side of op.sideOutputs ?? []) {
+        const sideTargets: Output[] = [];
+        for (const nodeId of side.chainedOutputs) {
+          const next = byNode.get(nodeId)!;
+          sideTargets.push({ collect: (v) => next.processElement(v, 0) });
+          watermarkTargets.push({ emitWatermark: (ts) => next.processWatermark(ts) });
+        }
+        for (const edgeId of side.outputEdges) {
+          sideTargets.push(env.networkOutputs.get(edgeId)!);
+          const ww = env.networkWatermarkOutputs.get(edgeId);
+          if (ww) watermarkTargets.push(ww);
+        }
+        sideOutputs.set(side.tag, sideTargets.length === 1 ? sideTargets[0] : new FanOutput(sideTargets));
+      }
       const out = new CountingOutput(targets.length === 1 ? targets[0] : new FanOutput(targets));
       counters.set(op.nodeId, out);
       const ctx: RuntimeContext = {
@@ -91,7 +108,7 @@ export class OperatorChain {
         attempt: env.attempt,
         operatorName: op.name,
       };
-      const operator = createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env);
+      const operator = createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env, sideOutputs);
       operator.watermarkOutput =
         watermarkTargets.length === 1 ? watermarkTargets[0] : new FanWatermarkOutput(watermarkTargets);
       byNode.set(op.nodeId, operator);
@@ -110,6 +127,7 @@ function createOperator(
   ctx: RuntimeContext,
   out: Output,
   env: ChainEnvironment,
+  sideOutputs: ReadonlyMap<string, Output>,
 ): StreamOperator {
   switch (spec.kind) {
     case 'source': {
@@ -169,6 +187,18 @@ function createOperator(
         spec.keySelectors
           ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors }
           : undefined,
+      );
+    case 'window':
+      return new WindowOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec,
+        env.time,
+        spec.lateDataTag !== undefined ? sideOutputs.get(spec.lateDataTag) : undefined,
       );
     case 'sink': {
       const restored = env.restoredOperatorState(uid);
