@@ -4,6 +4,7 @@
  * inputs are keyed; its context type `C` says which (`KeyedContext` or `RuntimeContext`).
  */
 
+import { InvalidGraphError } from '../errors.js';
 import { DataStream } from './data-stream.js';
 import type { CoProcessFunction, KeyedContext, KeySelector, RuntimeContext } from './functions.js';
 import { operatorOutput, repartitioned, requireFunction, type StreamCore } from './graph-builder.js';
@@ -68,6 +69,16 @@ export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
       throw new TypeError(
         'connect(...).process(): expected an object with processElement1 and processElement2 functions',
       );
+    }
+    if (fn.onTimer !== undefined) {
+      if (typeof fn.onTimer !== 'function') {
+        throw new TypeError('connect(...).process(): onTimer must be a function');
+      }
+      if (this.#keySelectors === undefined) {
+        throw new InvalidGraphError(
+          'connect(...).process(): onTimer needs keyed inputs (timers are per key)',
+        );
+      }
     }
     const builder = this.#first.builder;
     const id = builder.addNode(

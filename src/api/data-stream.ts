@@ -29,6 +29,7 @@ import {
   STREAM_CORE,
   type StreamCore,
 } from './graph-builder.js';
+import { JoinedStreams } from './joined-streams.js';
 import { KeyedStream } from './keyed-stream.js';
 import { OutputTag } from './output-tag.js';
 import type { Sink } from './source.js';
@@ -172,6 +173,16 @@ export class DataStream<T> {
     const otherCore = requireDataStream(other, 'connect()');
     requireSameBuild(this[STREAM_CORE], otherCore, 'connect()');
     return new ConnectedStreams<T, B, RuntimeContext>(this[STREAM_CORE], otherCore, undefined);
+  }
+
+  /**
+   * Window join with `other`: `join(other).where(k1).equalTo(k2).window(assigner).apply(fn)`
+   * emits `fn(left, right)` for every pair with equal keys in the same window.
+   */
+  join<B>(other: DataStream<B>): JoinedStreams<T, B> {
+    const otherCore = requireDataStream(other, 'join()');
+    requireSameBuild(this[STREAM_CORE], otherCore, 'join()');
+    return new JoinedStreams<T, B>(this[STREAM_CORE], otherCore);
   }
 
   /**

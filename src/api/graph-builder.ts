@@ -263,3 +263,11 @@ export function requireSameBuild(a: StreamCore, b: StreamCore, what: string): vo
     );
   }
 }
+
+/**
+ * `F` with bivariant parameters (the method-signature trick). Used for user functions taken by
+ * methods of stream handles, so that e.g. `KeyedStream<number, K>` stays assignable to
+ * `KeyedStream<unknown, K>` (a strictly typed function parameter would make the element type
+ * contravariant, and every handle reachable from a stream would inherit that).
+ */
+export type Bivariant<F extends (...args: any[]) => any> = { m(...args: Parameters<F>): ReturnType<F> }['m'];

@@ -12,6 +12,13 @@ export {
   loadJobDefinition,
 } from './define-job.js';
 export type * from './functions.js';
+export {
+  IntervalJoin,
+  IntervalJoined,
+  type ProcessJoinContext,
+  type ProcessJoinFunction,
+} from './interval-join.js';
+export { JoinedStreams, JoinWhereEqual, WindowedJoin } from './joined-streams.js';
 export { KeyedStream } from './keyed-stream.js';
 export { OutputTag } from './output-tag.js';
 export type * from './source.js';

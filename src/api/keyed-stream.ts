@@ -27,6 +27,7 @@ import {
   STREAM_CORE,
   type StreamCore,
 } from './graph-builder.js';
+import { IntervalJoin } from './interval-join.js';
 import { sumReducer } from './sum-reducer.js';
 import { requireAssigner, WindowedStream } from './windowed-stream.js';
 import type { WindowAssigner } from './windows.js';
@@ -115,6 +116,22 @@ export class KeyedStream<T, K> {
       keySelectors: [this.#keySelector],
       allowedLateness: 0,
       lateDataTag: undefined,
+    });
+  }
+
+  /**
+   * Interval join with another keyed stream (event time):
+   * `intervalJoin(other).between(lower, upper).process((left, right, ctx, out) => …)`.
+   */
+  intervalJoin<B, K2>(other: KeyedStream<B, K2>): IntervalJoin<T, B, K> {
+    if (!(other instanceof KeyedStream)) {
+      throw new InvalidGraphError('intervalJoin(): the other stream must be keyed too (keyBy)');
+    }
+    requireSameBuild(this[STREAM_CORE], other[STREAM_CORE], 'intervalJoin()');
+    return new IntervalJoin<T, B, K>({
+      left: this[STREAM_CORE],
+      right: other[STREAM_CORE],
+      keySelectors: [this.#keySelector, other.#keySelector],
     });
   }
 

@@ -25,7 +25,7 @@ import type {
   ReduceFunction,
   RuntimeContext,
 } from './functions.js';
-import { operatorOutput, requireFunction, type StreamCore, show } from './graph-builder.js';
+import { type Bivariant, operatorOutput, requireFunction, type StreamCore, show } from './graph-builder.js';
 import { OutputTag } from './output-tag.js';
 import type { TimeWindow, WindowAssigner } from './windows.js';
 
@@ -85,7 +85,7 @@ export class WindowedStream<T, K> {
   }
 
   /** Folds each window's elements with `fn`; emits one result per window and key. */
-  reduce(fn: ReduceFunction<T>): DataStream<T> {
+  reduce(fn: Bivariant<ReduceFunction<T>>): DataStream<T> {
     requireFunction(fn, 'window(...).reduce()');
     return this.#then({ kind: 'reduce', fn }, 'window-reduce');
   }
@@ -106,7 +106,7 @@ export class WindowedStream<T, K> {
   }
 
   /** Calls `fn(elements, ctx, out)` with all elements of each window (kept in state until it fires). */
-  process<R>(fn: ProcessWindowFunction<T, R, K>): DataStream<R> {
+  process<R>(fn: Bivariant<ProcessWindowFunction<T, R, K>>): DataStream<R> {
     requireFunction(fn, 'window(...).process()');
     return this.#then({ kind: 'process', fn }, 'window-process');
   }

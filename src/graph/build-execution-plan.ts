@@ -205,6 +205,7 @@ function isKeyed(node: StreamNode): boolean {
     spec.kind === 'keyed-process' ||
     spec.kind === 'keyed-reduce' ||
     spec.kind === 'window' ||
+    spec.kind === 'interval-join' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined) ||
     node.inputs.some((e) => e.partitioning === 'hash')
   );

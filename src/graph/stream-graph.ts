@@ -17,6 +17,7 @@ import type {
   ReduceFunction,
   RuntimeContext,
 } from '../api/functions.js';
+import type { ProcessJoinFunction } from '../api/interval-join.js';
 import type { Sink, Source } from '../api/source.js';
 import type { ResolvedWatermarkStrategy } from '../api/watermarks.js';
 import type { ProcessWindowFunction } from '../api/windowed-stream.js';
@@ -67,6 +68,14 @@ export type OperatorSpec =
       readonly allowedLateness: number;
       /** Side output for late records (`sideOutputLateData`); dropped (and counted) when absent. */
       readonly lateDataTag?: string;
+    }
+  | {
+      readonly kind: 'interval-join';
+      /** Right elements join a left element at `t` when their time is in `[t + lower, t + upper]`. */
+      readonly lower: number;
+      readonly upper: number;
+      readonly fn: ProcessJoinFunction<any, any, any, any>;
+      readonly keySelectors: readonly [KeySelector<any, any>, KeySelector<any, any>];
     }
   | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
 

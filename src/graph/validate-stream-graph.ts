@@ -97,8 +97,12 @@ function checkInputs(node: StreamNode, nodeById: ReadonlyMap<number, StreamNode>
     spec.kind === 'keyed-process' ||
     spec.kind === 'keyed-reduce' ||
     spec.kind === 'window' ||
+    spec.kind === 'interval-join' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined);
-  const twoInput = spec.kind === 'co-process' || (spec.kind === 'window' && spec.keySelectors.length === 2);
+  const twoInput =
+    spec.kind === 'co-process' ||
+    spec.kind === 'interval-join' ||
+    (spec.kind === 'window' && spec.keySelectors.length === 2);
   const seenInput = [false, false];
   for (const edge of node.inputs) {
     if (edge.targetId !== node.id) {

@@ -10,6 +10,7 @@ import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
+import { IntervalJoinOperator } from './operators/interval-join-operator.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-operators.js';
 import { FilterOperator, FlatMapOperator, MapOperator } from './operators/one-input-operators.js';
@@ -187,6 +188,18 @@ function createOperator(
         spec.keySelectors
           ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors }
           : undefined,
+        env.time,
+      );
+    case 'interval-join':
+      return new IntervalJoinOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec,
+        env.time,
       );
     case 'window':
       return new WindowOperator(
