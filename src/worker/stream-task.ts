@@ -212,11 +212,19 @@ export class StreamTask implements BarrierHandlerActions {
     const time = this.#o.time;
     const valve = this.#valve!;
     const tracksIdleness = valve.tracksIdleness;
+    let nextIdleCheck = valve.nextIdleCheck();
     let lastYield = performance.now();
     for (;;) {
       this.#drainCommands();
       this.#fireProcessingTime();
-      if (tracksIdleness) this.#advanceWatermark(valve.checkIdle(time.now()));
+      if (tracksIdleness) {
+        // Checked only once the earliest channel can have become idle: O(channels) per check.
+        const now = time.now();
+        if (now >= nextIdleCheck) {
+          this.#advanceWatermark(valve.checkIdle(now));
+          nextIdleCheck = valve.nextIdleCheck();
+        }
+      }
       const next = gate.pollNext();
       if (next === null) {
         if (gate.allEnded) return;

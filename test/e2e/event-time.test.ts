@@ -4,7 +4,7 @@
  * a completed checkpoint. The output must equal an oracle computed here in plain JS.
  */
 import { describe, expect, it } from 'vitest';
-import { startJob } from '../../dist/index.js';
+import { runJob, startJob } from '../../dist/index.js';
 // @ts-expect-error: a plain .mjs fixture shared with the job
 import { event } from '../fixtures/jobs/event-time-events.mjs';
 import { fixture } from './helpers.js';
@@ -69,4 +69,25 @@ describe('event-time timers', () => {
       });
     }
   }
+});
+
+describe('idle inputs', () => {
+  const seen = async (args: Record<string, string>) => {
+    const result = await runJob(fixture('event-time-idle.mjs'), { parallelism: 1, args });
+    const out = result.sinks.seen as { input: string; v: number; watermark: number }[];
+    expect(out.filter((e) => e.input === 'a')).toHaveLength(300);
+    expect(out.filter((e) => e.input === 'b')).toHaveLength(10);
+    return out;
+  };
+
+  it('a silent input holds the watermark back; with idleTimeout it stops doing so', async () => {
+    const [held, idle] = await Promise.all([seen({ stall: '3000' }), seen({ stall: '3000', idle: '100' })]);
+    // without idleness the stalled input keeps every watermark the fast input sees at -Infinity
+    expect(held.filter((e) => e.input === 'a').every((e) => e.watermark === -Infinity)).toBe(true);
+    // with it, the fast input's own watermark (its timestamp - 1) gets through while b is silent
+    const a = idle.filter((e) => e.input === 'a');
+    const last = a[a.length - 1];
+    expect(last.watermark).toBeGreaterThan(0);
+    expect(last.watermark).toBeLessThan(last.v * 10);
+  });
 });
