@@ -8,6 +8,7 @@ import { runJob, startJob } from '../../dist/index.js';
 // @ts-expect-error: a plain .mjs fixture shared with the job
 import { event } from '../fixtures/jobs/event-time-events.mjs';
 import { fixture } from './helpers.js';
+import { restoredCheckpoints } from './restored-checkpoints.js';
 
 const N = 6000;
 const KEYS = 7;
@@ -54,8 +55,9 @@ async function run(parallelism: number, failure: string) {
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
     args: { n: String(N), keys: String(KEYS), failure, at: '0.6' },
   });
+  const restoredFrom = restoredCheckpoints(client);
   const result = await client.done;
-  return { result, out: result.sinks.out as Out[] };
+  return { result, restoredFrom, out: result.sinks.out as Out[] };
 }
 
 describe('event-time timers', () => {
@@ -63,8 +65,10 @@ describe('event-time timers', () => {
   for (const parallelism of [1, 3]) {
     for (const failure of ['none', 'throw']) {
       it(`p=${parallelism}, failure=${failure}: every timer fires exactly once, after its watermark`, async () => {
-        const { result, out } = await run(parallelism, failure);
+        const { result, restoredFrom, out } = await run(parallelism, failure);
         expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+        // recovery restored a completed checkpoint (timers registered before it fire after it)
+        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
         expect(sortOut(out)).toEqual(expected);
       });
     }
@@ -75,19 +79,19 @@ describe('idle inputs', () => {
   const seen = async (args: Record<string, string>) => {
     const result = await runJob(fixture('event-time-idle.mjs'), { parallelism: 1, args });
     const out = result.sinks.seen as { input: string; v: number; watermark: number }[];
-    expect(out.filter((e) => e.input === 'a')).toHaveLength(300);
+    expect(out.filter((e) => e.input === 'a')).toHaveLength(2000);
     expect(out.filter((e) => e.input === 'b')).toHaveLength(10);
     return out;
   };
 
   it('a silent input holds the watermark back; with idleTimeout it stops doing so', async () => {
-    const [held, idle] = await Promise.all([seen({ stall: '3000' }), seen({ stall: '3000', idle: '100' })]);
+    // a runs for ~2 s, b is silent for 5 s: margins for slow thread start-up on a loaded machine
+    const [held, idle] = await Promise.all([seen({ stall: '5000' }), seen({ stall: '5000', idle: '100' })]);
     // without idleness the stalled input keeps every watermark the fast input sees at -Infinity
     expect(held.filter((e) => e.input === 'a').every((e) => e.watermark === -Infinity)).toBe(true);
     // with it, the fast input's own watermark (its timestamp - 1) gets through while b is silent
     const a = idle.filter((e) => e.input === 'a');
-    const last = a[a.length - 1];
-    expect(last.watermark).toBeGreaterThan(0);
-    expect(last.watermark).toBeLessThan(last.v * 10);
+    expect(a.some((e) => e.watermark > 0)).toBe(true);
+    expect(a.every((e) => e.watermark < e.v * 10)).toBe(true);
   });
 });

@@ -11,6 +11,7 @@ import { event } from '../fixtures/jobs/event-time-events.mjs';
 // @ts-expect-error: a plain .mjs fixture shared with the job
 import { rightEvent } from '../fixtures/jobs/joins.mjs';
 import { fixture } from './helpers.js';
+import { restoredCheckpoints } from './restored-checkpoints.js';
 
 interface Ev {
   key: number;
@@ -71,10 +72,12 @@ describe('joins and keyed connect with timers', () => {
           parallelism,
           checkpointing: { interval: 100, mode: 'exactly-once' },
           restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
-          args: { n: String(N), m: String(M), keys: String(KEYS), failure, at: '0.6' },
+          args: { n: String(N), m: String(M), keys: String(KEYS), failure, at: '0.8', rate: '1500' },
         });
+        const restoredFrom = restoredCheckpoints(client);
         const result = await client.done;
         expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
         const intervalOut = result.sinks.interval as { key: number; l: number; r: number; ts: number }[];
         expect(pairs(intervalOut)).toEqual(interval);
         // results carry the larger of the two timestamps

@@ -11,6 +11,7 @@ import { event } from '../fixtures/jobs/event-time-events.mjs';
 // @ts-expect-error: a plain .mjs fixture shared with the job
 import { lateEvent } from '../fixtures/jobs/windows-late.mjs';
 import { fixture } from './helpers.js';
+import { restoredCheckpoints } from './restored-checkpoints.js';
 
 interface Ev {
   key: number;
@@ -82,7 +83,11 @@ async function run(module: string, parallelism: number, failure: string, n: numb
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
     args: { n: String(n), keys: String(keys), failure, at: '0.6', rate: '3000' },
   });
-  return client.done;
+  const restoredFrom = restoredCheckpoints(client);
+  const result = await client.done;
+  // recovery restored a completed checkpoint (window contents and timers came from it)
+  expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
+  return result;
 }
 
 describe('event-time and processing-time windows', () => {
