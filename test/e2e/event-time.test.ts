@@ -53,7 +53,7 @@ async function run(parallelism: number, failure: string) {
     parallelism,
     checkpointing: { interval: 100, mode: 'exactly-once' },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
-    args: { n: String(N), keys: String(KEYS), failure, at: '0.6' },
+    args: { n: String(N), keys: String(KEYS), failure, rate: '4000' },
   });
   const restoredFrom = restoredCheckpoints(client);
   const result = await client.done;

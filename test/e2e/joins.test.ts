@@ -72,7 +72,7 @@ describe('joins and keyed connect with timers', () => {
           parallelism,
           checkpointing: { interval: 100, mode: 'exactly-once' },
           restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
-          args: { n: String(N), m: String(M), keys: String(KEYS), failure, at: '0.8', rate: '1500' },
+          args: { n: String(N), m: String(M), keys: String(KEYS), failure, rate: '2000' },
         });
         const restoredFrom = restoredCheckpoints(client);
         const result = await client.done;

@@ -1,6 +1,6 @@
 /**
- * Windows end to end over out-of-order input: tumbling (reduce), sliding (aggregate), session
- * (process), processing-time tumbling, and allowed lateness with late data to a side output; at
+ * Windows end to end over out-of-order input: tumbling (reduce), sliding (process), session
+ * (aggregate with merge), processing-time tumbling, and allowed lateness with late data to a side output; at
  * parallelism 1 and 3, straight through and with one failure after a completed checkpoint. Each
  * output must equal an oracle computed here in plain JS.
  */
@@ -81,7 +81,7 @@ async function run(module: string, parallelism: number, failure: string, n: numb
     parallelism,
     checkpointing: { interval: 100, mode: 'exactly-once' },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
-    args: { n: String(n), keys: String(keys), failure, at: '0.6', rate: '3000' },
+    args: { n: String(n), keys: String(keys), failure, rate: String(n) },
   });
   const restoredFrom = restoredCheckpoints(client);
   const result = await client.done;
