@@ -168,6 +168,24 @@ describe('WindowOperator', () => {
     expect(values(second)).toEqual([{ k: 'a', v: 6 }]);
   });
 
+  it('rescaling: window contents and timers follow their keys to the new subtasks', async () => {
+    const first = harness(windows.tumbling({ size: 10 }), sum);
+    const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+    for (const [i, k] of keys.entries()) {
+      first.element(k, i, 1);
+      first.element(k, 100, 5);
+    }
+    const parts = await first.backend.restoreRescaled(2);
+    const outs = parts.map((b) => {
+      const h = harness(windows.tumbling({ size: 10 }), sum, { backend: b });
+      h.op.processWatermark(Infinity);
+      return values(h) as Ev[];
+    });
+    expect(outs.every((o) => o.length > 0)).toBe(true);
+    const all = outs.flat().sort((a, b) => a.v - b.v);
+    expect(all).toEqual(keys.map((k, i) => ({ k, v: 100 + i })));
+  });
+
   it('event-time windows reject records without a timestamp', () => {
     const h = harness(windows.tumbling({ size: 10 }), sum);
     expect(() => h.op.processElement({ k: 'a', v: 1 }, 0)).toThrow(/assignTimestampsAndWatermarks/);

@@ -6,15 +6,29 @@ import type { KeyedBackend } from '../../../../src/worker/operators/keyed-backen
 export interface TestBackend extends KeyedBackend {
   /** Snapshots and restores into a fresh backend (what a task does after a failure). */
   restoreCopy(): Promise<TestBackend>;
+  /** Snapshots and restores into `parallelism` backends, each with its key groups (rescaling). */
+  restoreRescaled(parallelism: number): Promise<TestBackend[]>;
 }
 
-export function heapBackend(chunks?: readonly { keyGroup: number; bytes: Uint8Array }[]): TestBackend {
+type Chunks = readonly { keyGroup: number; bytes: Uint8Array }[];
+
+export function heapBackend(chunks?: Chunks, parallelism = 1, subtask = 0): TestBackend {
+  const range = keyGroupRangeFor(128, parallelism, subtask);
   const backend = new HeapKeyedStateBackend({
     maxParallelism: 128,
-    keyGroupRange: keyGroupRangeFor(128, 1, 0),
+    keyGroupRange: range,
     operatorName: 'test',
   });
-  if (chunks) backend.restore(chunks, { checkpointId: 1 });
+  if (chunks) {
+    const own = chunks.filter((c) => c.keyGroup >= range.start && c.keyGroup <= range.end);
+    backend.restore(own, { checkpointId: 1 });
+  }
+  const snapshotChunks = async (): Promise<Chunks> => {
+    const snap = backend.snapshot(1);
+    const { chunks: out } = await snap.serialize('full');
+    snap.release();
+    return out.map((c) => ({ keyGroup: c.keyGroup, bytes: c.bytes }));
+  };
   return {
     setCurrentKey: (key) => backend.setCurrentKey(key),
     get currentKey() {
@@ -27,10 +41,11 @@ export function heapBackend(chunks?: readonly { keyGroup: number; bytes: Uint8Ar
     },
     dispose() {},
     async restoreCopy() {
-      const snap = backend.snapshot(1);
-      const { chunks: out } = await snap.serialize('full');
-      snap.release();
-      return heapBackend(out.map((c) => ({ keyGroup: c.keyGroup, bytes: c.bytes })));
+      return heapBackend(await snapshotChunks());
+    },
+    async restoreRescaled(p) {
+      const out = await snapshotChunks();
+      return Array.from({ length: p }, (_, i) => heapBackend(out, p, i));
     },
   };
 }

@@ -119,6 +119,20 @@ describe('InternalTimerService', () => {
     expect(second.fired.slice(2)).toEqual(['processing:c@2000']);
   });
 
+  it('rescaling: each new subtask fires exactly the timers of the keys it owns, together all of them', async () => {
+    const first = service();
+    const keys = Array.from({ length: 40 }, (_, i) => `key-${i}`);
+    for (const [i, k] of keys.entries()) first.at(k).registerEventTime(100 + i);
+    const parts = await first.backend.restoreRescaled(3);
+    const fired = parts.map((b) => {
+      const s = service(b);
+      s.timers.advanceWatermark(Infinity);
+      return s.fired;
+    });
+    expect(fired.every((f) => f.length > 0)).toBe(true);
+    expect(fired.flat().sort()).toEqual(keys.map((k, i) => `event:${k}@${100 + i}`).sort());
+  });
+
   it('rejects a non-number time', () => {
     const { at } = service();
     expect(() => at('a').registerEventTime('5' as never)).toThrow(TypeError);
