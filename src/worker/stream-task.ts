@@ -219,8 +219,10 @@ export class StreamTask implements BarrierHandlerActions {
       this.#fireProcessingTime();
       if (tracksIdleness) {
         // Checked only once the earliest channel can have become idle: O(channels) per check.
+        // Activity only pushes deadlines later, so the cached one is never late, except when no
+        // channel was active (Infinity): then a channel resuming must re-arm it.
         const now = time.now();
-        if (now >= nextIdleCheck) {
+        if (now >= nextIdleCheck || nextIdleCheck === Infinity) {
           this.#advanceWatermark(valve.checkIdle(now));
           nextIdleCheck = valve.nextIdleCheck();
         }
