@@ -4,9 +4,10 @@
  * inputs are keyed; its context type `C` says which (`KeyedContext` or `RuntimeContext`).
  */
 
+import { InvalidGraphError } from '../errors.js';
 import { DataStream } from './data-stream.js';
 import type { CoProcessFunction, KeyedContext, KeySelector, RuntimeContext } from './functions.js';
-import { operatorOutput, requireFunction, type StreamCore } from './graph-builder.js';
+import { operatorOutput, repartitioned, requireFunction, type StreamCore } from './graph-builder.js';
 
 /** Two connected inputs awaiting their two-input operator. */
 export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
@@ -43,7 +44,7 @@ export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
     requireFunction(selector2, 'connect(...).keyBy() selector2');
     const rekey = (core: StreamCore, keySelector: KeySelector<any, K>): StreamCore => ({
       builder: core.builder,
-      inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning: 'hash', keySelector })),
+      inputs: core.inputs.map((i) => repartitioned(i, 'hash', keySelector)),
       operatorId: undefined,
     });
     return new ConnectedStreams<A, B, KeyedContext<K>>(
@@ -68,6 +69,16 @@ export class ConnectedStreams<A, B, C extends RuntimeContext = RuntimeContext> {
       throw new TypeError(
         'connect(...).process(): expected an object with processElement1 and processElement2 functions',
       );
+    }
+    if (fn.onTimer !== undefined) {
+      if (typeof fn.onTimer !== 'function') {
+        throw new TypeError('connect(...).process(): onTimer must be a function');
+      }
+      if (this.#keySelectors === undefined) {
+        throw new InvalidGraphError(
+          'connect(...).process(): onTimer needs keyed inputs (timers are per key)',
+        );
+      }
     }
     const builder = this.#first.builder;
     const id = builder.addNode(

@@ -23,13 +23,17 @@ import type {
 } from './functions.js';
 import {
   operatorOutput,
+  repartitioned,
   requireFunction,
   requireSameBuild,
   STREAM_CORE,
   type StreamCore,
 } from './graph-builder.js';
+import { JoinedStreams } from './joined-streams.js';
 import { KeyedStream } from './keyed-stream.js';
+import { OutputTag } from './output-tag.js';
 import type { Sink } from './source.js';
+import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermarks.js';
 
 /** A stream of records of type `T`. Created by `env.fromSource(...)` and by operators. */
 export class DataStream<T> {
@@ -72,6 +76,21 @@ export class DataStream<T> {
   }
 
   /**
+   * Turns on event time: every record gets the timestamp `strategy.timestamp(record)` returns
+   * (ms), and watermarks are generated with bounded out-of-orderness
+   * (`max timestamp seen - maxOutOfOrderness - 1`), periodically and at the end of the input
+   * (`Infinity`, so every event-time window and timer fires). Downstream operators' watermark is
+   * the minimum over their input channels; see {@link WatermarkStrategy} for idleness and the
+   * emission interval. Chained with its predecessor like `map`.
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): DataStream<T> {
+    return this.#then(
+      { kind: 'assign-timestamps', strategy: resolveWatermarkStrategy(strategy) },
+      'timestamps/watermarks',
+    );
+  }
+
+  /**
    * Partitions the stream by the key `selector` returns: every record with the same key goes to
    * the same subtask of the next operator, which then sees the key and keyed state.
    *
@@ -84,11 +103,32 @@ export class DataStream<T> {
     return new KeyedStream<T, K>(
       {
         builder: core.builder,
-        inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning: 'hash', keySelector: selector })),
+        inputs: core.inputs.map((i) => repartitioned(i, 'hash', selector)),
         operatorId: undefined,
       },
       selector,
     );
+  }
+
+  /**
+   * The side output `tag` of the operator that produced this stream (e.g. a window's late
+   * records, `sideOutputLateData(tag)`), as a stream of its own.
+   */
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    if (!(tag instanceof OutputTag)) throw new TypeError('getSideOutput(): expected an OutputTag');
+    const core = this.#operatorCore('getSideOutput');
+    const spec = core.builder.specOf(core.operatorId);
+    if (spec.kind !== 'window' || spec.lateDataTag !== tag.id) {
+      throw new InvalidGraphError(
+        `getSideOutput(): operator "${core.builder.nameOf(core.operatorId)}" has no side output "${tag.id}" ` +
+          '(side outputs come from window(...).sideOutputLateData(tag))',
+      );
+    }
+    return new DataStream<X>({
+      builder: core.builder,
+      inputs: [{ nodeId: core.operatorId, partitioning: 'forward', outputTag: tag.id }],
+      operatorId: undefined,
+    });
   }
 
   /** Distributes records round-robin over all subtasks of the next operator. */
@@ -133,6 +173,16 @@ export class DataStream<T> {
     const otherCore = requireDataStream(other, 'connect()');
     requireSameBuild(this[STREAM_CORE], otherCore, 'connect()');
     return new ConnectedStreams<T, B, RuntimeContext>(this[STREAM_CORE], otherCore, undefined);
+  }
+
+  /**
+   * Window join with `other`: `join(other).where(k1).equalTo(k2).window(assigner).apply(fn)`
+   * emits `fn(left, right)` for every pair with equal keys in the same window.
+   */
+  join<B>(other: DataStream<B>): JoinedStreams<T, B> {
+    const otherCore = requireDataStream(other, 'join()');
+    requireSameBuild(this[STREAM_CORE], otherCore, 'join()');
+    return new JoinedStreams<T, B>(this[STREAM_CORE], otherCore);
   }
 
   /**
@@ -189,7 +239,7 @@ export class DataStream<T> {
     const core = this[STREAM_CORE];
     return new DataStream<T>({
       builder: core.builder,
-      inputs: core.inputs.map((i) => ({ nodeId: i.nodeId, partitioning })),
+      inputs: core.inputs.map((i) => repartitioned(i, partitioning)),
       operatorId: undefined,
     });
   }

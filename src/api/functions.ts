@@ -112,6 +112,49 @@ export interface KeyedContext<K = unknown> extends RuntimeContext {
   /** The key of the element being processed. */
   readonly key: K;
   readonly state: KeyedStateStore;
+  /**
+   * Timers of the current key (keyed `process` and keyed `connect(...).process` only; other
+   * keyed functions get `undefined`).
+   */
+  readonly timers: TimerService;
+  /** Event timestamp (ms) of the element being processed (or of the timer firing), if any. */
+  readonly timestamp: number | undefined;
+}
+
+/**
+ * Timers of a keyed process function, scoped to the current key. A timer is identified by
+ * `(key, time)`: registering the same time twice registers one timer. Timers are keyed state:
+ * they are checkpointed, follow their key on rescale and fire after a restore if they had not
+ * fired before the checkpoint.
+ */
+export interface TimerService {
+  /** Fires `onTimer` once the operator's watermark reaches `time` (`time <= watermark`). */
+  registerEventTime(time: number): void;
+  /** Fires `onTimer` once the wall clock (ms since the epoch) reaches `time`. */
+  registerProcessingTime(time: number): void;
+  deleteEventTime(time: number): void;
+  deleteProcessingTime(time: number): void;
+  /** The operator's input watermark (`-Infinity` before the first). */
+  readonly currentWatermark: number;
+  /** Wall clock, ms since the epoch. */
+  readonly currentProcessingTime: number;
+}
+
+/** Context of `onTimer`: the keyed context of the timer's key, plus which clock fired it. */
+export interface OnTimerContext<K = unknown> extends KeyedContext<K> {
+  readonly timeDomain: 'event' | 'processing';
+}
+
+/** Called when a timer of the current key fires; may emit through `out`. */
+export type OnTimerFunction<K, R> = (timestamp: number, ctx: OnTimerContext<K>, out: Collector<R>) => void;
+
+/**
+ * The object form of a keyed process function: `keyBy(k).process({ processElement, onTimer })`.
+ * The plain-function form is `processElement` alone.
+ */
+export interface KeyedProcessFunctionObject<K, T, R> {
+  processElement: KeyedProcessFunction<K, T, R>;
+  onTimer?: OnTimerFunction<K, R>;
 }
 
 export type MapFunction<T, R> = (value: T, ctx: RuntimeContext) => R;
@@ -122,8 +165,16 @@ export type KeyedProcessFunction<K, T, R> = (value: T, ctx: KeyedContext<K>, out
 export type ReduceFunction<T> = (accumulator: T, value: T) => T;
 export type KeySelector<T, K> = (value: T) => K;
 
-/** Two-input process function for `connect(...).process(...)`. */
+/**
+ * Two-input process function for `connect(...).process(...)`. `onTimer` is for keyed inputs
+ * (both keyed): timers registered through `ctx.timers` by either side call it with that key.
+ */
 export interface CoProcessFunction<A, B, R, C extends RuntimeContext = RuntimeContext> {
   processElement1(value: A, ctx: C, out: Collector<R>): void;
   processElement2(value: B, ctx: C, out: Collector<R>): void;
+  onTimer?(
+    timestamp: number,
+    ctx: C extends KeyedContext<infer K> ? OnTimerContext<K> : never,
+    out: Collector<R>,
+  ): void;
 }

@@ -32,6 +32,22 @@ export interface PendingInput {
   readonly partitioning: Partitioning;
   /** Present iff `partitioning === 'hash'`. */
   readonly keySelector?: KeySelector<any, any>;
+  /** A side output of the node (by tag id) instead of its main output. */
+  readonly outputTag?: string;
+}
+
+/** `input` with another partitioning (keeping its node and side-output tag). */
+export function repartitioned(
+  input: PendingInput,
+  partitioning: Partitioning,
+  keySelector?: KeySelector<any, any>,
+): PendingInput {
+  return {
+    nodeId: input.nodeId,
+    partitioning,
+    ...(partitioning === 'hash' ? { keySelector } : {}),
+    ...(input.outputTag !== undefined ? { outputTag: input.outputTag } : {}),
+  };
 }
 
 interface NodeDraft {
@@ -75,6 +91,7 @@ export class GraphBuilder {
         inputIndex,
         partitioning: input.partitioning,
         ...(input.partitioning === 'hash' ? { keySelector: input.keySelector } : {}),
+        ...(input.outputTag !== undefined ? { outputTag: input.outputTag } : {}),
       };
       return Object.freeze(edge);
     };
@@ -89,6 +106,11 @@ export class GraphBuilder {
       inputs: Object.freeze(edges),
     });
     return id;
+  }
+
+  /** The node's spec (to check what a side output refers to). */
+  specOf(id: number): OperatorSpec {
+    return this.#node(id).spec;
   }
 
   /** The node's current display name (for error messages). */
@@ -241,3 +263,11 @@ export function requireSameBuild(a: StreamCore, b: StreamCore, what: string): vo
     );
   }
 }
+
+/**
+ * `F` with bivariant parameters (the method-signature trick). Used for user functions taken by
+ * methods of stream handles, so that e.g. `KeyedStream<number, K>` stays assignable to
+ * `KeyedStream<unknown, K>` (a strictly typed function parameter would make the element type
+ * contravariant, and every handle reachable from a stream would inherit that).
+ */
+export type Bivariant<F extends (...args: any[]) => any> = { m(...args: Parameters<F>): ReturnType<F> }['m'];

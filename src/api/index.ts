@@ -12,6 +12,25 @@ export {
   loadJobDefinition,
 } from './define-job.js';
 export type * from './functions.js';
+export {
+  IntervalJoin,
+  IntervalJoined,
+  type ProcessJoinContext,
+  type ProcessJoinFunction,
+} from './interval-join.js';
+export { JoinedStreams, JoinWhereEqual, WindowedJoin } from './joined-streams.js';
 export { KeyedStream } from './keyed-stream.js';
+export { OutputTag } from './output-tag.js';
 export type * from './source.js';
 export { StreamEnvironment } from './stream-environment.js';
+export type { WatermarkStrategy } from './watermarks.js';
+export { type ProcessWindowFunction, type WindowContext, WindowedStream } from './windowed-stream.js';
+export {
+  type SessionOptions,
+  type SlidingOptions,
+  type TimeWindow,
+  type TumblingOptions,
+  type WindowAssigner,
+  type WindowTime,
+  windows,
+} from './windows.js';

@@ -12,7 +12,14 @@ import { InvalidGraphError } from '../errors.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import { ConnectedStreams } from './connected-streams.js';
 import { DataStream } from './data-stream.js';
-import type { KeyedContext, KeyedProcessFunction, KeySelector, ReduceFunction } from './functions.js';
+import type {
+  KeyedContext,
+  KeyedProcessFunction,
+  KeyedProcessFunctionObject,
+  KeySelector,
+  OnTimerFunction,
+  ReduceFunction,
+} from './functions.js';
 import {
   operatorOutput,
   requireFunction,
@@ -20,7 +27,10 @@ import {
   STREAM_CORE,
   type StreamCore,
 } from './graph-builder.js';
+import { IntervalJoin } from './interval-join.js';
 import { sumReducer } from './sum-reducer.js';
+import { requireAssigner, WindowedStream } from './windowed-stream.js';
+import type { WindowAssigner } from './windows.js';
 
 /** A stream of `T` partitioned by keys of type `K`. */
 export class KeyedStream<T, K> {
@@ -40,12 +50,30 @@ export class KeyedStream<T, K> {
   }
 
   /**
-   * A keyed operator: `fn(value, ctx, out)` with `ctx.key` and keyed state (`ctx.state`),
-   * scoped to the key of `value`.
+   * A keyed operator: `fn(value, ctx, out)` with `ctx.key`, keyed state (`ctx.state`) and timers
+   * (`ctx.timers`), scoped to the key of `value`. For timers pass the object form
+   * `{ processElement, onTimer }`: `onTimer(timestamp, ctx, out)` runs with the timer's key.
    */
-  process<R>(fn: KeyedProcessFunction<K, T, R>): DataStream<R> {
-    requireFunction(fn, 'keyBy(...).process()');
-    return this.#then({ kind: 'keyed-process', fn, keySelector: this.#keySelector }, 'keyed-process');
+  process<R>(fn: KeyedProcessFunction<K, T, R> | KeyedProcessFunctionObject<K, T, R>): DataStream<R> {
+    let processElement: unknown = fn;
+    let onTimer: unknown;
+    if (typeof fn === 'object' && fn !== null) {
+      processElement = fn.processElement;
+      onTimer = fn.onTimer;
+      requireFunction(processElement, 'keyBy(...).process({ processElement })');
+      if (onTimer !== undefined) requireFunction(onTimer, 'keyBy(...).process({ onTimer })');
+    } else {
+      requireFunction(fn, 'keyBy(...).process()');
+    }
+    return this.#then(
+      {
+        kind: 'keyed-process',
+        fn: processElement as KeyedProcessFunction<K, T, R>,
+        ...(onTimer !== undefined ? { onTimer: onTimer as OnTimerFunction<any, any> } : {}),
+        keySelector: this.#keySelector,
+      },
+      'keyed-process',
+    );
   }
 
   /**
@@ -75,6 +103,36 @@ export class KeyedStream<T, K> {
     const out = this.#then<unknown>({ kind: 'keyed-reduce', fn, keySelector: this.#keySelector }, 'sum');
     id = out[STREAM_CORE].operatorId!;
     return out;
+  }
+
+  /**
+   * Cuts each key's elements into windows: `window(windows.tumbling({ size }))`, `sliding`,
+   * `session`; event time by default (needs `assignTimestampsAndWatermarks` upstream). Then
+   * `.reduce`, `.aggregate` or `.process`.
+   */
+  window(assigner: WindowAssigner): WindowedStream<T, K> {
+    return new WindowedStream<T, K>(this[STREAM_CORE], {
+      assigner: requireAssigner(assigner, 'keyBy(...).window()'),
+      keySelectors: [this.#keySelector],
+      allowedLateness: 0,
+      lateDataTag: undefined,
+    });
+  }
+
+  /**
+   * Interval join with another keyed stream (event time):
+   * `intervalJoin(other).between(lower, upper).process((left, right, ctx, out) => …)`.
+   */
+  intervalJoin<B, K2>(other: KeyedStream<B, K2>): IntervalJoin<T, B, K> {
+    if (!(other instanceof KeyedStream)) {
+      throw new InvalidGraphError('intervalJoin(): the other stream must be keyed too (keyBy)');
+    }
+    requireSameBuild(this[STREAM_CORE], other[STREAM_CORE], 'intervalJoin()');
+    return new IntervalJoin<T, B, K>({
+      left: this[STREAM_CORE],
+      right: other[STREAM_CORE],
+      keySelectors: [this.#keySelector, other.#keySelector],
+    });
   }
 
   /**

@@ -85,6 +85,8 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
     }
   }
 
+  const time = eventTimeProperties(order);
+
   // Network edges: ids in (target topological order, input order), so a vertex's input edges are
   // in the order its head declared them.
   const edges: JobEdge[] = [];
@@ -108,6 +110,8 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
         inputIndex: input.inputIndex,
         partitioning,
         ...(partitioning === 'hash' ? { keySelector: input.keySelector } : {}),
+        ...(time.timestamped.has(input.sourceId) ? { timestamped: true as const } : {}),
+        ...(input.outputTag !== undefined ? { outputTag: input.outputTag } : {}),
       };
       edges.push(Object.freeze(edge));
       edgesFromNode.get(input.sourceId)!.push(edge.edgeId);
@@ -115,22 +119,37 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
   }
 
   const vertices: JobVertex[] = members.map((chain, vertexId) => {
-    const operators: ChainedOperator[] = chain.map((node) =>
-      Object.freeze({
+    const operators: ChainedOperator[] = chain.map((node) => {
+      const outs = outputs.get(node.id)!;
+      const chainedFor = (tag: string | undefined) =>
+        Object.freeze(
+          outs
+            .filter((e) => e.outputTag === tag && vertexOf.get(e.targetId) === vertexId)
+            .map((e) => e.targetId),
+        );
+      const edgesFor = (tag: string | undefined) =>
+        Object.freeze(edgesFromNode.get(node.id)!.filter((id) => edges[id].outputTag === tag));
+      const tags = [...new Set(outs.map((e) => e.outputTag).filter((t) => t !== undefined))];
+      return Object.freeze({
         nodeId: node.id,
         name: node.name,
         uid: node.uid,
         spec: node.spec,
-        chainedOutputs: Object.freeze(
-          outputs
-            .get(node.id)!
-            .filter((e) => vertexOf.get(e.targetId) === vertexId)
-            .map((e) => e.targetId),
-        ),
-        outputEdges: Object.freeze(edgesFromNode.get(node.id)!),
-      }),
-    );
+        chainedOutputs: chainedFor(undefined),
+        outputEdges: edgesFor(undefined),
+        ...(tags.length > 0
+          ? {
+              sideOutputs: Object.freeze(
+                tags.map((tag) =>
+                  Object.freeze({ tag, chainedOutputs: chainedFor(tag), outputEdges: edgesFor(tag) }),
+                ),
+              ),
+            }
+          : {}),
+      });
+    });
     const head = chain[0];
+    const idle = time.idleTimeout.get(head.id);
     return Object.freeze({
       vertexId,
       name: chain.map((n) => n.name).join(' -> '),
@@ -139,11 +158,45 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
       operators: Object.freeze(operators),
       inputEdges: Object.freeze(edges.filter((e) => e.targetVertexId === vertexId).map((e) => e.edgeId)),
       outputEdges: Object.freeze(edges.filter((e) => e.sourceVertexId === vertexId).map((e) => e.edgeId)),
+      ...(idle !== undefined ? { inputIdleTimeout: idle } : {}),
     });
   });
 
   return Object.freeze({ maxParallelism, vertices: Object.freeze(vertices), edges: Object.freeze(edges) });
 }
+
+/**
+ * Which nodes emit timestamped records (an assigner, a window, or anything downstream of one),
+ * and the idle timeout that applies to each node's inputs (the smallest of the assigners
+ * upstream). `order` is topological.
+ */
+function eventTimeProperties(order: readonly StreamNode[]): {
+  timestamped: Set<number>;
+  idleTimeout: Map<number, number>;
+} {
+  const timestamped = new Set<number>();
+  const idleTimeout = new Map<number, number>();
+  /** The idle timeout an assigner at or upstream of the node sets for what it emits. */
+  const emitted = new Map<number, number>();
+  for (const node of order) {
+    let inputIdle: number | undefined;
+    let stamped = TIMESTAMPING_KINDS.has(node.spec.kind);
+    for (const e of node.inputs) {
+      if (timestamped.has(e.sourceId)) stamped = true;
+      const t = emitted.get(e.sourceId);
+      if (t !== undefined) inputIdle = inputIdle === undefined ? t : Math.min(inputIdle, t);
+    }
+    if (stamped) timestamped.add(node.id);
+    if (inputIdle !== undefined) idleTimeout.set(node.id, inputIdle);
+    // An assigner replaces upstream watermarks, and with them their idleness.
+    const out = node.spec.kind === 'assign-timestamps' ? node.spec.strategy.idleTimeout : inputIdle;
+    if (out !== undefined) emitted.set(node.id, out);
+  }
+  return { timestamped, idleTimeout };
+}
+
+/** Operators whose output records carry event timestamps even without a timestamped input. */
+const TIMESTAMPING_KINDS: ReadonlySet<string> = new Set(['assign-timestamps', 'window']);
 
 /** Whether the operator owns keyed state (and so key groups). */
 function isKeyed(node: StreamNode): boolean {
@@ -151,6 +204,8 @@ function isKeyed(node: StreamNode): boolean {
   return (
     spec.kind === 'keyed-process' ||
     spec.kind === 'keyed-reduce' ||
+    spec.kind === 'window' ||
+    spec.kind === 'interval-join' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined) ||
     node.inputs.some((e) => e.partitioning === 'hash')
   );

@@ -16,6 +16,14 @@ export interface ChainedOperator {
   readonly chainedOutputs: readonly number[];
   /** Network edges (ids) that leave from this operator. */
   readonly outputEdges: readonly number[];
+  /** Side outputs (`getSideOutput(tag)`) by tag id, wired like the main output; absent when none. */
+  readonly sideOutputs?: readonly SideOutputWiring[];
+}
+
+export interface SideOutputWiring {
+  readonly tag: string;
+  readonly chainedOutputs: readonly number[];
+  readonly outputEdges: readonly number[];
 }
 
 export interface JobVertex {
@@ -28,6 +36,11 @@ export interface JobVertex {
   readonly operators: readonly ChainedOperator[];
   readonly inputEdges: readonly number[];
   readonly outputEdges: readonly number[];
+  /**
+   * Idle timeout (ms) of the head's input channels for its watermark: the smallest `idleTimeout`
+   * of the timestamp assigners upstream. Absent: channels never count as idle.
+   */
+  readonly inputIdleTimeout?: number;
 }
 
 export interface JobEdge {
@@ -42,6 +55,13 @@ export interface JobEdge {
   readonly partitioning: Partitioning;
   /** Present iff `partitioning === 'hash'`. */
   readonly keySelector?: KeySelector<any, any>;
+  /** The side output of the source operator this edge carries; absent for the main output. */
+  readonly outputTag?: string;
+  /**
+   * True when records on this edge carry event timestamps (an assigner or a window is upstream):
+   * each record travels as `[timestamp | null, value]`. Absent on plain edges, which pay nothing.
+   */
+  readonly timestamped?: true;
 }
 
 export interface ExecutionPlan {

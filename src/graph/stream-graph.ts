@@ -5,17 +5,31 @@
  */
 
 import type {
+  AggregateFunction,
   CoProcessFunction,
   FilterFunction,
   FlatMapFunction,
   KeyedProcessFunction,
   KeySelector,
   MapFunction,
+  OnTimerFunction,
   ProcessFunction,
   ReduceFunction,
   RuntimeContext,
 } from '../api/functions.js';
+import type { ProcessJoinFunction } from '../api/interval-join.js';
 import type { Sink, Source } from '../api/source.js';
+import type { ResolvedWatermarkStrategy } from '../api/watermarks.js';
+import type { ProcessWindowFunction } from '../api/windowed-stream.js';
+import type { WindowAssigner } from '../api/windows.js';
+
+/** What a window operator computes when a window fires. */
+export type WindowFunctionSpec =
+  | { readonly kind: 'reduce'; readonly fn: ReduceFunction<any> }
+  | { readonly kind: 'aggregate'; readonly fn: AggregateFunction<any, any, any> }
+  | { readonly kind: 'process'; readonly fn: ProcessWindowFunction<any, any, any> }
+  /** Window join: `fn(left, right)` for every pair of the window's two inputs. */
+  | { readonly kind: 'join'; readonly fn: (left: any, right: any) => any };
 
 /** How records travel along an edge. */
 export type Partitioning = 'forward' | 'rebalance' | 'hash' | 'broadcast';
@@ -27,9 +41,11 @@ export type OperatorSpec =
   | { readonly kind: 'filter'; readonly fn: FilterFunction<any> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<any, any> }
   | { readonly kind: 'process'; readonly fn: ProcessFunction<any, any> }
+  | { readonly kind: 'assign-timestamps'; readonly strategy: ResolvedWatermarkStrategy }
   | {
       readonly kind: 'keyed-process';
       readonly fn: KeyedProcessFunction<any, any, any>;
+      readonly onTimer?: OnTimerFunction<any, any>;
       readonly keySelector: KeySelector<any, any>;
     }
   | {
@@ -43,6 +59,24 @@ export type OperatorSpec =
       /** Present when both inputs are keyed: the function then runs with a keyed context. */
       readonly keySelectors?: readonly [KeySelector<any, any>, KeySelector<any, any>];
     }
+  | {
+      readonly kind: 'window';
+      readonly assigner: WindowAssigner;
+      readonly function: WindowFunctionSpec;
+      /** One per input: a window join has two inputs, keyed by `where` and `equalTo`. */
+      readonly keySelectors: readonly KeySelector<any, any>[];
+      readonly allowedLateness: number;
+      /** Side output for late records (`sideOutputLateData`); dropped (and counted) when absent. */
+      readonly lateDataTag?: string;
+    }
+  | {
+      readonly kind: 'interval-join';
+      /** Right elements join a left element at `t` when their time is in `[t + lower, t + upper]`. */
+      readonly lower: number;
+      readonly upper: number;
+      readonly fn: ProcessJoinFunction<any, any, any, any>;
+      readonly keySelectors: readonly [KeySelector<any, any>, KeySelector<any, any>];
+    }
   | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
 
 export type OperatorKind = OperatorSpec['kind'];
@@ -55,6 +89,8 @@ export interface StreamEdge {
   readonly partitioning: Partitioning;
   /** Present iff `partitioning === 'hash'`. */
   readonly keySelector?: KeySelector<any, any>;
+  /** Present when the edge carries a side output of the source (`getSideOutput(tag)`), by tag id. */
+  readonly outputTag?: string;
 }
 
 export interface StreamNode {

@@ -96,7 +96,13 @@ function checkInputs(node: StreamNode, nodeById: ReadonlyMap<number, StreamNode>
   const keyed =
     spec.kind === 'keyed-process' ||
     spec.kind === 'keyed-reduce' ||
+    spec.kind === 'window' ||
+    spec.kind === 'interval-join' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined);
+  const twoInput =
+    spec.kind === 'co-process' ||
+    spec.kind === 'interval-join' ||
+    (spec.kind === 'window' && spec.keySelectors.length === 2);
   const seenInput = [false, false];
   for (const edge of node.inputs) {
     if (edge.targetId !== node.id) {
@@ -110,9 +116,9 @@ function checkInputs(node: StreamNode, nodeById: ReadonlyMap<number, StreamNode>
         `${describeOperator(node)} consumes node ${edge.sourceId}, which does not exist`,
       );
     }
-    if (edge.inputIndex !== 0 && !(edge.inputIndex === 1 && spec.kind === 'co-process')) {
+    if (edge.inputIndex !== 0 && !(edge.inputIndex === 1 && twoInput)) {
       throw new InvalidGraphError(
-        `${describeOperator(node)} has an input with index ${String(edge.inputIndex)}; only co-process operators have input 1`,
+        `${describeOperator(node)} has an input with index ${String(edge.inputIndex)}; only two-input operators have input 1`,
       );
     }
     seenInput[edge.inputIndex] = true;
@@ -128,7 +134,7 @@ function checkInputs(node: StreamNode, nodeById: ReadonlyMap<number, StreamNode>
       );
     }
   }
-  if (spec.kind === 'co-process' && !(seenInput[0] && seenInput[1])) {
+  if (twoInput && !(seenInput[0] && seenInput[1])) {
     throw new InvalidGraphError(
       `${describeOperator(node)} is a two-input operator but lacks input ${seenInput[0] ? 1 : 0}`,
     );

@@ -10,12 +10,21 @@ import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
+import { IntervalJoinOperator } from './operators/interval-join-operator.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-operators.js';
 import { FilterOperator, FlatMapOperator, MapOperator } from './operators/one-input-operators.js';
 import { SinkOperator } from './operators/sink-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
-import { CountingOutput, type Output, type StreamOperator } from './operators/stream-operator.js';
+import {
+  CountingOutput,
+  type Output,
+  type StreamOperator,
+  type WatermarkOutput,
+} from './operators/stream-operator.js';
+import { TimestampsAndWatermarksOperator } from './operators/timestamps-and-watermarks-operator.js';
+import { WindowOperator } from './operators/window-operator.js';
+import type { TaskTime } from './timers/task-time.js';
 
 export interface ChainEnvironment {
   readonly subtaskIndex: number;
@@ -23,10 +32,21 @@ export interface ChainEnvironment {
   readonly attempt: number;
   /** Network outputs by edge id (record writers with their partitioners). */
   readonly networkOutputs: ReadonlyMap<number, Output>;
+  /** Watermark writers by edge id: each writes a watermark frame to every channel of the edge. */
+  readonly networkWatermarkOutputs: ReadonlyMap<number, WatermarkOutput>;
+  /** The task's element timestamp and processing-time deadline, shared by the chain. */
+  readonly time: TaskTime;
   createKeyedBackend(uid: string, operatorName: string): KeyedBackend;
   /** Restored operator-state entries for `uid`, or undefined on a fresh start. */
   restoredOperatorState(uid: string): readonly unknown[] | undefined;
   sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;
+}
+
+class FanWatermarkOutput implements WatermarkOutput {
+  constructor(readonly targets: readonly WatermarkOutput[]) {}
+  emitWatermark(timestamp: number): void {
+    for (const t of this.targets) t.emitWatermark(timestamp);
+  }
 }
 
 class FanOutput implements Output {
@@ -51,15 +71,35 @@ export class OperatorChain {
     for (let i = vertex.operators.length - 1; i >= 0; i--) {
       const op = vertex.operators[i];
       const targets: Output[] = [];
+      const watermarkTargets: WatermarkOutput[] = [];
       for (const nodeId of op.chainedOutputs) {
         const next = byNode.get(nodeId);
         if (!next) throw new Error(`chain of ${vertex.name}: operator ${nodeId} is not built yet`);
         targets.push({ collect: (v) => next.processElement(v, 0) });
+        watermarkTargets.push({ emitWatermark: (ts) => next.processWatermark(ts) });
       }
       for (const edgeId of op.outputEdges) {
         const w = env.networkOutputs.get(edgeId);
         if (!w) throw new Error(`chain of ${vertex.name}: no network output for edge ${edgeId}`);
         targets.push(w);
+        const ww = env.networkWatermarkOutputs.get(edgeId);
+        if (ww) watermarkTargets.push(ww);
+      }
+      // Side outputs (getSideOutput): wired like the main output, watermarks included.
+      const sideOutputs = new Map<string, Output>();
+      for (const side of op.sideOutputs ?? []) {
+        const sideTargets: Output[] = [];
+        for (const nodeId of side.chainedOutputs) {
+          const next = byNode.get(nodeId)!;
+          sideTargets.push({ collect: (v) => next.processElement(v, 0) });
+          watermarkTargets.push({ emitWatermark: (ts) => next.processWatermark(ts) });
+        }
+        for (const edgeId of side.outputEdges) {
+          sideTargets.push(env.networkOutputs.get(edgeId)!);
+          const ww = env.networkWatermarkOutputs.get(edgeId);
+          if (ww) watermarkTargets.push(ww);
+        }
+        sideOutputs.set(side.tag, sideTargets.length === 1 ? sideTargets[0] : new FanOutput(sideTargets));
       }
       const out = new CountingOutput(targets.length === 1 ? targets[0] : new FanOutput(targets));
       counters.set(op.nodeId, out);
@@ -69,7 +109,10 @@ export class OperatorChain {
         attempt: env.attempt,
         operatorName: op.name,
       };
-      byNode.set(op.nodeId, createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env));
+      const operator = createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env, sideOutputs);
+      operator.watermarkOutput =
+        watermarkTargets.length === 1 ? watermarkTargets[0] : new FanWatermarkOutput(watermarkTargets);
+      byNode.set(op.nodeId, operator);
     }
     this.operators = vertex.operators.map((o) => byNode.get(o.nodeId)!);
     this.outputs = vertex.operators.map((o) => counters.get(o.nodeId)!);
@@ -85,6 +128,7 @@ function createOperator(
   ctx: RuntimeContext,
   out: Output,
   env: ChainEnvironment,
+  sideOutputs: ReadonlyMap<string, Output>,
 ): StreamOperator {
   switch (spec.kind) {
     case 'source':
@@ -106,6 +150,17 @@ function createOperator(
     case 'flat-map':
     case 'process':
       return new FlatMapOperator(nodeId, name, uid, ctx, out, spec.fn);
+    case 'assign-timestamps':
+      return new TimestampsAndWatermarksOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        spec.strategy,
+        env.time,
+        env.restoredOperatorState(uid),
+      );
     case 'keyed-process':
       return new KeyedProcessOperator(
         nodeId,
@@ -115,7 +170,9 @@ function createOperator(
         out,
         env.createKeyedBackend(uid, name),
         spec.fn,
+        spec.onTimer,
         spec.keySelector,
+        env.time,
       );
     case 'keyed-reduce':
       return new KeyedReduceOperator(
@@ -139,6 +196,30 @@ function createOperator(
         spec.keySelectors
           ? { backend: env.createKeyedBackend(uid, name), selectors: spec.keySelectors }
           : undefined,
+        env.time,
+      );
+    case 'interval-join':
+      return new IntervalJoinOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec,
+        env.time,
+      );
+    case 'window':
+      return new WindowOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        env.createKeyedBackend(uid, name),
+        spec,
+        env.time,
+        spec.lateDataTag !== undefined ? sideOutputs.get(spec.lateDataTag) : undefined,
       );
     case 'sink': {
       const restored = env.restoredOperatorState(uid);

@@ -37,6 +37,8 @@ import { SourceOperator } from './operators/source-operator.js';
 import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
 import type { OperatorMetrics, TaskCheckpointConfig, TaskControl, TaskEvent } from './task-deployment.js';
+import type { TaskTime } from './timers/task-time.js';
+import { WatermarkValve } from './timers/watermark-valve.js';
 import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
@@ -50,7 +52,8 @@ export interface TaskInputGate {
   block(channelIndex: number): void;
   unblock(channelIndex: number): void;
   readonly allEnded: boolean;
-  waitAsync(): Promise<void>;
+  /** Parks until a channel has something, `wake()`, or `timeoutMs` elapsed. */
+  waitAsync(timeoutMs?: number): Promise<void>;
   wake(): void;
   close(): void;
 }
@@ -84,6 +87,12 @@ export interface StreamTaskOptions {
   /** Null for source tasks. `inputIndexOf[channel]` maps a gate channel to the head's input. */
   readonly gate: TaskInputGate | null;
   readonly inputIndexOf: readonly (0 | 1)[];
+  /** Per gate channel: records arrive as `[timestamp | null, value]` envelopes (event time). */
+  readonly timestampedChannels?: readonly boolean[];
+  /** Idle timeout (ms) of the input channels for the watermark; undefined: never idle. */
+  readonly inputIdleTimeout?: number;
+  /** The chain's element timestamp and processing-time deadline. */
+  readonly time: TaskTime;
   readonly outputs: readonly TaskOutputChannel[];
   readonly checkpointing: TaskCheckpointConfig | null;
   /** Builds the barrier handler once the task can act on its decisions. */
@@ -117,11 +126,17 @@ export class StreamTask implements BarrierHandlerActions {
   #finalCheckpointId: number | null = null;
   /** Async snapshot parts still running; the task waits for them before it exits. */
   readonly #asyncParts = new Set<Promise<void>>();
+  /** Input watermark of the head, from the valve (gate tasks); only increases. */
+  #watermark = -Infinity;
+  readonly #valve: WatermarkValve | null;
 
   constructor(options: StreamTaskOptions) {
     this.#o = options;
     this.#source = options.chain.head instanceof SourceOperator ? options.chain.head : null;
     this.#barrierHandler = options.createBarrierHandler?.(this) ?? null;
+    this.#valve = options.gate
+      ? new WatermarkValve(options.inputIndexOf.length, options.inputIdleTimeout, options.time.now())
+      : null;
   }
 
   /** Control calls, exposed to the main thread over comlink. Each only enqueues and wakes. */
@@ -189,11 +204,13 @@ export class StreamTask implements BarrierHandlerActions {
     let lastYield = performance.now();
     for (;;) {
       this.#drainCommands();
+      this.#fireProcessingTime();
+      this.#o.time.timestamp = undefined;
       const r = source.poll(SOURCE_BATCH);
       if (r.state === 'end') return;
       if (r.state === 'idle') {
         this.#flushOutputs();
-        await this.#wakeup.sleep(r.ms);
+        await this.#wakeup.sleep(Math.min(r.ms, this.#msUntilDeadline()));
         lastYield = performance.now();
         continue;
       }
@@ -210,23 +227,48 @@ export class StreamTask implements BarrierHandlerActions {
     const gate = this.#o.gate!;
     const head = this.#o.chain.head;
     const inputIndexOf = this.#o.inputIndexOf;
+    const timestamped = this.#o.timestampedChannels ?? [];
+    const time = this.#o.time;
+    const valve = this.#valve!;
+    const tracksIdleness = valve.tracksIdleness;
+    let nextIdleCheck = valve.nextIdleCheck();
     const recorder = this.#o.channelState ?? null;
     // Restored in-flight records first: they preceded everything the inputs will deliver.
     for (const batch of this.#o.replay ?? []) {
-      for (const r of batch.records) head.processElement(r, batch.inputIndex);
+      for (const r of batch.records) {
+        if (batch.timestamped) {
+          const envelope = r as [number | null, unknown];
+          time.timestamp = envelope[0] ?? undefined;
+          head.processElement(envelope[1], batch.inputIndex);
+        } else {
+          time.timestamp = undefined;
+          head.processElement(r, batch.inputIndex);
+        }
+      }
       this.#drainCommandsWhileBlocked();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
     }
     let lastYield = performance.now();
     for (;;) {
       this.#drainCommands();
+      this.#fireProcessingTime();
+      if (tracksIdleness) {
+        // Checked only once the earliest channel can have become idle: O(channels) per check.
+        // Activity only pushes deadlines later, so the cached one is never late, except when no
+        // channel was active (Infinity): then a channel resuming must re-arm it.
+        const now = time.now();
+        if (now >= nextIdleCheck || nextIdleCheck === Infinity) {
+          this.#advanceWatermark(valve.checkIdle(now));
+          nextIdleCheck = valve.nextIdleCheck();
+        }
+      }
       const next = gate.pollNext();
       if (next === null) {
         if (gate.allEnded) return;
         // Idle: publish partial batches so latency stays low without a timer.
         this.#flushOutputs();
         if (this.#anyBacklogged()) await this.#awaitCapacity();
-        else await gate.waitAsync();
+        else await gate.waitAsync(this.#msUntilDeadline());
         lastYield = performance.now();
         continue;
       }
@@ -236,7 +278,17 @@ export class StreamTask implements BarrierHandlerActions {
           const input = inputIndexOf[channelIndex];
           const records = frame.records;
           if (recorder?.isRecording(channelIndex)) recorder.record(channelIndex, records);
-          for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+          if (tracksIdleness) valve.onActivity(channelIndex, time.now());
+          if (timestamped[channelIndex] === true) {
+            for (let i = 0; i < records.length; i++) {
+              const envelope = records[i] as [number | null, unknown];
+              time.timestamp = envelope[0] ?? undefined;
+              head.processElement(envelope[1], input);
+            }
+          } else {
+            time.timestamp = undefined;
+            for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+          }
           break;
         }
         case 'barrier':
@@ -248,10 +300,11 @@ export class StreamTask implements BarrierHandlerActions {
           else this.#forward(frame);
           break;
         case 'watermark':
-          // Event time arrives with the Windows issue; until then watermarks are not generated.
+          this.#advanceWatermark(valve.onWatermark(channelIndex, frame.timestamp, time.now()));
           break;
         case 'end-of-partition':
           this.#barrierHandler?.onEndOfPartition(channelIndex);
+          this.#advanceWatermark(valve.onEnd(channelIndex));
           break;
         default:
           assertNever(frame, 'frame');
@@ -266,6 +319,9 @@ export class StreamTask implements BarrierHandlerActions {
   }
 
   async #endOfInput(): Promise<void> {
+    // End of input is the end of event time: every event-time timer and window fires (Flink's
+    // MAX_WATERMARK). A source chain passes it to its assigner, if any.
+    this.#advanceWatermark(Infinity);
     for (const op of this.#o.chain.operators) op.finish();
     this.#inputEnded = true;
     for (const w of this.#o.outputs) w.writeControl({ kind: 'end-of-partition' });
@@ -280,6 +336,32 @@ export class StreamTask implements BarrierHandlerActions {
       if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
       await this.#wakeup.sleep(1000);
     }
+  }
+
+  // ---------------------------------------------------------------- time
+
+  /** Feeds an advanced input watermark (from the valve; `undefined`: no change) to the head. */
+  #advanceWatermark(watermark: number | undefined): void {
+    if (watermark === undefined || watermark <= this.#watermark) return;
+    this.#watermark = watermark;
+    this.#o.chain.head.processWatermark(watermark);
+  }
+
+  /** Calls `onProcessingTime` on the chain once a requested deadline passed. Free when none is pending. */
+  #fireProcessingTime(): void {
+    const time = this.#o.time;
+    if (time.nextDeadline === Infinity) return;
+    const now = time.now();
+    if (now < time.nextDeadline) return;
+    time.nextDeadline = Infinity;
+    for (const op of this.#o.chain.operators) op.onProcessingTime(now);
+  }
+
+  /** How long the loop may park: until the next processing-time deadline or idleness check. */
+  #msUntilDeadline(): number {
+    const next = Math.min(this.#o.time.nextDeadline, this.#valve?.nextIdleCheck() ?? Infinity);
+    if (next === Infinity) return Infinity;
+    return Math.max(0, next - this.#o.time.now()) + 1;
   }
 
   // ---------------------------------------------------------------- commands

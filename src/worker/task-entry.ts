@@ -14,6 +14,7 @@ import { buildStreamGraph } from '../api/define-job.js';
 import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext } from '../api/source.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
+import { createPartitionerFor } from '../graph/partitioner.js';
 import { formatTaskId } from '../graph/task-id.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
 import { ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
@@ -21,10 +22,13 @@ import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
 import { importJobModule } from './job-module.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
+import type { Output, WatermarkOutput } from './operators/stream-operator.js';
 import { openChunkReader, openSnapshotStorage, type TaskSnapshotStorage } from './snapshot-storage.js';
 import { describeFailure, StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
+import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
+import { TaskTime } from './timers/task-time.js';
 
 export type TaskResult =
   | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
@@ -63,6 +67,28 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       restoreReader = reader;
     }
 
+    // Event time: per output edge a watermark writer (every channel of the edge), and for
+    // timestamped edges a record writer that sends the envelope. `channels.outputs` holds the
+    // edges' channel writers in deployment order.
+    const time = new TaskTime();
+    const networkOutputs = new Map<number, Output>(channels.networkOutputs);
+    const networkWatermarkOutputs = new Map<number, WatermarkOutput>();
+    let offset = 0;
+    for (const edge of d.outputs) {
+      const writers = channels.outputs.slice(offset, offset + edge.rings.length);
+      offset += edge.rings.length;
+      networkWatermarkOutputs.set(edge.edgeId, new EdgeWatermarkWriter(writers));
+      const planEdge = plan.edges[edge.edgeId];
+      if (planEdge.timestamped) {
+        const partitioner =
+          planEdge.partitioning === 'forward'
+            ? null
+            : createPartitionerFor(plan, edge.edgeId, d.subtaskIndex);
+        networkOutputs.set(edge.edgeId, new TimestampedRecordWriter(writers, partitioner, time));
+      }
+    }
+    const timestampedChannels = d.inputs.map((i) => plan.edges[i.edgeId].timestamped === true);
+
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
     const keyedBackends = createKeyedBackendFactory(d, vertex, restoreReader);
     disposers.push(() => keyedBackends.close());
@@ -71,7 +97,9 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       subtaskIndex: d.subtaskIndex,
       parallelism: vertex.parallelism,
       attempt: d.attempt,
-      networkOutputs: channels.networkOutputs,
+      networkOutputs,
+      networkWatermarkOutputs,
+      time,
       createKeyedBackend: keyedBackends.create,
       restoredOperatorState: (uid) => (d.restore ? (d.restore.operatorState[uid] ?? []) : undefined),
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
@@ -110,6 +138,9 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       chain,
       gate: channels.gate,
       inputIndexOf: channels.inputIndexOf,
+      timestampedChannels,
+      inputIdleTimeout: vertex.inputIdleTimeout,
+      time,
       outputs: channels.outputs,
       checkpointing: d.checkpointing,
       createBarrierHandler:

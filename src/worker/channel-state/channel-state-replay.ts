@@ -23,6 +23,8 @@ export interface ChannelStateChunkRef<H> {
 
 export interface ReplayBatch {
   readonly inputIndex: 0 | 1;
+  /** Records of an event-time edge are `[timestamp, value]` envelopes, as on the wire. */
+  readonly timestamped: boolean;
   readonly records: unknown[];
 }
 
@@ -41,18 +43,20 @@ export function loadChannelState<H>(
     const batches = packr.unpack(read(ref.handle)) as ChannelStateBatch[];
     for (const b of batches) {
       const records = packr.unpack(b.records) as unknown[];
+      const edge = plan.edges[b.edgeId];
+      const timestamped = edge?.timestamped === true;
       if (!rescaled) {
-        if (ref.fromSubtask === subtaskIndex) out.push({ inputIndex: b.inputIndex, records });
+        if (ref.fromSubtask === subtaskIndex) out.push({ inputIndex: b.inputIndex, timestamped, records });
         continue;
       }
-      const edge = plan.edges[b.edgeId];
       if (edge?.partitioning === 'hash') {
         let p = partitioners.get(b.edgeId);
         if (!p) partitioners.set(b.edgeId, (p = createPartitionerFor(plan, b.edgeId, 0)));
-        const mine = records.filter((r) => p!.select(r) === subtaskIndex);
-        if (mine.length > 0) out.push({ inputIndex: b.inputIndex, records: mine });
+        const value = timestamped ? (r: unknown) => (r as [unknown, unknown])[1] : (r: unknown) => r;
+        const mine = records.filter((r) => p!.select(value(r)) === subtaskIndex);
+        if (mine.length > 0) out.push({ inputIndex: b.inputIndex, timestamped, records: mine });
       } else if (ref.fromSubtask % parallelism === subtaskIndex) {
-        out.push({ inputIndex: b.inputIndex, records });
+        out.push({ inputIndex: b.inputIndex, timestamped, records });
       }
     }
   }

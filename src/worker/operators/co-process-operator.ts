@@ -3,9 +3,11 @@
  * keyed, the function runs with a keyed context and both sides share that key's state.
  */
 
-import type { CoProcessFunction, KeySelector, RuntimeContext } from '../../api/functions.js';
+import type { CoProcessFunction, KeySelector, OnTimerContext, RuntimeContext } from '../../api/functions.js';
+import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
+import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
-import { keyedContext } from './keyed-operators.js';
+import { keyedContext, onTimerContext, timerServiceView } from './keyed-operators.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -13,8 +15,16 @@ import {
   userCodeError,
 } from './stream-operator.js';
 
+/**
+ * Keyed, both inputs share the key's state and timers (`ctx.timers`, fired into `fn.onTimer`);
+ * event-time timers fire on the task's input watermark, the minimum over both inputs' channels.
+ */
 export class CoProcessOperator extends AbstractStreamOperator {
   readonly #fnCtx: RuntimeContext;
+  readonly #timers: InternalTimerService | undefined;
+  readonly #timerCtx: OnTimerContext | undefined;
+  readonly #time: TaskTime;
+  #domain: TimeDomain = 'event';
   constructor(
     nodeId: number,
     name: string,
@@ -25,9 +35,38 @@ export class CoProcessOperator extends AbstractStreamOperator {
     readonly keyed:
       | { backend: KeyedBackend; selectors: readonly [KeySelector<any, any>, KeySelector<any, any>] }
       | undefined,
+    time: TaskTime,
   ) {
     super(nodeId, name, uid, ctx, out);
-    this.#fnCtx = keyed ? keyedContext(ctx, keyed.backend) : ctx;
+    this.#time = time;
+    if (keyed) {
+      this.#timers = new InternalTimerService(keyed.backend, time, (ts, domain) => this.#fire(ts, domain));
+      const keyedCtx = keyedContext(ctx, keyed.backend, time, timerServiceView(this.#timers));
+      this.#fnCtx = keyedCtx;
+      this.#timerCtx = onTimerContext(keyedCtx, () => this.#domain);
+    } else {
+      this.#fnCtx = ctx;
+    }
+  }
+
+  override processWatermark(timestamp: number): void {
+    this.#timers?.advanceWatermark(timestamp);
+    this.watermarkOutput.emitWatermark(timestamp);
+  }
+
+  override onProcessingTime(now: number): void {
+    this.#timers?.onProcessingTime(now);
+  }
+
+  #fire(ts: number, domain: TimeDomain): void {
+    this.#time.timestamp = domain === 'event' ? ts : undefined;
+    this.#domain = domain;
+    if (this.fn.onTimer === undefined) return;
+    try {
+      this.fn.onTimer(ts, this.#timerCtx as never, this.out);
+    } catch (e) {
+      throw userCodeError(this.name, e);
+    }
   }
 
   processElement(value: unknown, inputIndex: 0 | 1): void {

@@ -8,10 +8,15 @@ import type {
   KeyedContext,
   KeyedProcessFunction,
   KeySelector,
+  OnTimerContext,
+  OnTimerFunction,
   ReduceFunction,
   RuntimeContext,
+  TimerService,
   ValueState,
 } from '../../api/functions.js';
+import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
+import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
 import {
   AbstractStreamOperator,
@@ -20,8 +25,50 @@ import {
   userCodeError,
 } from './stream-operator.js';
 
-/** The `ctx` of keyed user functions: the runtime context plus the current key and its state. */
-export function keyedContext(base: RuntimeContext, backend: KeyedBackend): KeyedContext {
+/** `ctx.timers` of operators without timers: every call names what to use instead. */
+const NO_TIMERS: TimerService = {
+  registerEventTime: noTimers,
+  registerProcessingTime: noTimers,
+  deleteEventTime: noTimers,
+  deleteProcessingTime: noTimers,
+  get currentWatermark(): number {
+    return noTimers();
+  },
+  get currentProcessingTime(): number {
+    return noTimers();
+  },
+};
+
+function noTimers(): never {
+  throw new TypeError('timers are only available in keyed process functions (keyBy(...).process)');
+}
+
+/** The user-facing view of an {@link InternalTimerService}. */
+export function timerServiceView(timers: InternalTimerService): TimerService {
+  return {
+    registerEventTime: (ts) => timers.registerEventTime(ts),
+    registerProcessingTime: (ts) => timers.registerProcessingTime(ts),
+    deleteEventTime: (ts) => timers.deleteEventTime(ts),
+    deleteProcessingTime: (ts) => timers.deleteProcessingTime(ts),
+    get currentWatermark() {
+      return timers.currentWatermark;
+    },
+    get currentProcessingTime() {
+      return timers.currentProcessingTime();
+    },
+  };
+}
+
+/**
+ * The `ctx` of keyed user functions: the runtime context plus the current key, its state, its
+ * timers (when the operator has them) and the current element's timestamp.
+ */
+export function keyedContext(
+  base: RuntimeContext,
+  backend: KeyedBackend,
+  time?: TaskTime,
+  timers: TimerService = NO_TIMERS,
+): KeyedContext {
   return {
     get subtaskIndex() {
       return base.subtaskIndex;
@@ -39,7 +86,18 @@ export function keyedContext(base: RuntimeContext, backend: KeyedBackend): Keyed
       return backend.currentKey;
     },
     state: backend.store,
+    timers,
+    get timestamp() {
+      return time?.timestamp;
+    },
   };
+}
+
+/** `ctx` of `onTimer`: the keyed context plus the firing timer's domain. */
+export function onTimerContext(keyed: KeyedContext, domain: () => TimeDomain): OnTimerContext {
+  return Object.create(keyed, {
+    timeDomain: { get: domain, enumerable: true },
+  }) as OnTimerContext;
 }
 
 abstract class AbstractKeyedOperator extends AbstractStreamOperator {
@@ -73,8 +131,18 @@ abstract class AbstractKeyedOperator extends AbstractStreamOperator {
   }
 }
 
+/**
+ * `keyBy(k).process(fn | { processElement, onTimer })`: the user function with keyed state and
+ * timers. Timers live in an {@link InternalTimerService} (keyed state); event-time timers fire
+ * on `processWatermark` before the watermark is forwarded, so everything a timer emits precedes
+ * the watermark downstream.
+ */
 export class KeyedProcessOperator extends AbstractKeyedOperator {
   readonly #keyedCtx: KeyedContext;
+  readonly #timerCtx: OnTimerContext;
+  readonly #timers: InternalTimerService;
+  readonly #time: TaskTime;
+  #domain: TimeDomain = 'event';
   constructor(
     nodeId: number,
     name: string,
@@ -83,16 +151,39 @@ export class KeyedProcessOperator extends AbstractKeyedOperator {
     out: Output,
     backend: KeyedBackend,
     readonly fn: KeyedProcessFunction<unknown, unknown, unknown>,
+    readonly onTimer: OnTimerFunction<unknown, unknown> | undefined,
     readonly keySelector: KeySelector<unknown, unknown>,
+    time: TaskTime,
   ) {
     super(nodeId, name, uid, ctx, out, backend);
-    this.#keyedCtx = keyedContext(ctx, backend);
+    this.#time = time;
+    this.#timers = new InternalTimerService(backend, time, (ts, domain) => this.#fire(ts, domain));
+    this.#keyedCtx = keyedContext(ctx, backend, time, timerServiceView(this.#timers));
+    this.#timerCtx = onTimerContext(this.#keyedCtx, () => this.#domain);
   }
   processElement(value: unknown): void {
     this.recordsIn++;
     this.setKey(this.keySelector, value);
     try {
       this.fn(value, this.#keyedCtx, this.out);
+    } catch (e) {
+      throw userCodeError(this.name, e);
+    }
+  }
+  override processWatermark(timestamp: number): void {
+    this.#timers.advanceWatermark(timestamp);
+    this.watermarkOutput.emitWatermark(timestamp);
+  }
+  override onProcessingTime(now: number): void {
+    this.#timers.onProcessingTime(now);
+  }
+  #fire(ts: number, domain: TimeDomain): void {
+    // What a timer emits carries the timer's time (event time) or no timestamp (processing).
+    this.#time.timestamp = domain === 'event' ? ts : undefined;
+    this.#domain = domain;
+    if (this.onTimer === undefined) return;
+    try {
+      this.onTimer(ts, this.#timerCtx, this.out);
     } catch (e) {
       throw userCodeError(this.name, e);
     }

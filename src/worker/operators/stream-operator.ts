@@ -12,6 +12,14 @@ export interface Output {
   collect(value: unknown): void;
 }
 
+/** Where an operator's watermarks go: its chained successors and its network edges (all channels). */
+export interface WatermarkOutput {
+  emitWatermark(timestamp: number): void;
+}
+
+/** The output of operators whose watermarks go nowhere (sinks, or before the chain wired them). */
+export const NO_WATERMARK_OUTPUT: WatermarkOutput = { emitWatermark() {} };
+
 /** Counts what an operator emits; wraps the real output only once, at chain build time. */
 export class CountingOutput implements Output {
   count = 0;
@@ -57,6 +65,15 @@ export interface StreamOperator {
   recordsIn: number;
   open(): void;
   processElement(value: unknown, inputIndex: 0 | 1): void;
+  /**
+   * The operator's input watermark advanced to `timestamp` (already the minimum over its inputs;
+   * strictly increasing). Fires what is due, then forwards a watermark downstream.
+   */
+  processWatermark(timestamp: number): void;
+  /** Processing time reached a deadline the operator requested from the task's `TaskTime`. */
+  onProcessingTime(now: number): void;
+  /** Set by the chain before `open()`. */
+  watermarkOutput: WatermarkOutput;
   /** All inputs ended: emit what is buffered (a sink flushes). */
   finish(): void;
   snapshotState(checkpointId: number): OperatorSnapshot;
@@ -70,6 +87,7 @@ export interface StreamOperator {
 /** The base most operators extend: no state, no-op lifecycle. */
 export abstract class AbstractStreamOperator implements StreamOperator {
   recordsIn = 0;
+  watermarkOutput: WatermarkOutput = NO_WATERMARK_OUTPUT;
   constructor(
     readonly nodeId: number,
     readonly name: string,
@@ -79,6 +97,11 @@ export abstract class AbstractStreamOperator implements StreamOperator {
   ) {}
   open(): void {}
   abstract processElement(value: unknown, inputIndex: 0 | 1): void;
+  /** Stateless operators pass watermarks through unchanged. */
+  processWatermark(timestamp: number): void {
+    this.watermarkOutput.emitWatermark(timestamp);
+  }
+  onProcessingTime(_now: number): void {}
   finish(): void {}
   snapshotState(_checkpointId: number): OperatorSnapshot {
     return { operatorState: [], keyedState: undefined };

@@ -339,6 +339,6 @@ describe('validation', () => {
     const second = { ...edge(0, 1), inputIndex: 1 as const };
     expect(() =>
       buildExecutionPlan({ nodes: [source(0), map(1, [second]), sink(2, [edge(1, 2)])] }, { parallelism: 1 }),
-    ).toThrow('operator "n1" (map, id 1) has an input with index 1; only co-process operators have input 1');
+    ).toThrow('operator "n1" (map, id 1) has an input with index 1; only two-input operators have input 1');
   });
 });
