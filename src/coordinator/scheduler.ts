@@ -78,11 +78,16 @@ function allocateRings(plan: ExecutionPlan, ringBytes: number): Map<string, Shar
   return rings;
 }
 
+/** How long cancelled tasks get to stop by themselves before their workers are terminated, ms. */
+const CANCEL_GRACE_MS = 1000;
+
 export class Execution {
   readonly tasks: readonly DeployedTask[];
   readonly done: Promise<ExecutionOutcome>;
   readonly #pool: Piscina;
   readonly #ports: MessagePort[] = [];
+  /** Settles when each task's piscina run returns (or its worker dies): the teardown grace waits for these. */
+  readonly #returns: Promise<void>[] = [];
   #settle!: (o: ExecutionOutcome) => void;
   #settled = false;
   /** Tasks that reported `failed` before their run() rejected: better error details. */
@@ -184,8 +189,15 @@ export class Execution {
           restore: options.restore?.get(key) ?? null,
           channelOptions: { batchRecords: options.batchRecords, batchBytes: options.batchBytes },
         };
+        const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });
+        this.#returns.push(
+          returned.then(
+            () => undefined,
+            () => undefined,
+          ),
+        );
         runs.push(
-          this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any }).then(
+          returned.then(
             async (r: TaskResult) => {
               if (r.state === 'failed') return this.#fail(task, r.failure, undefined);
               await eventsDrained;
@@ -279,8 +291,27 @@ export class Execution {
   }
 
   async #teardown(): Promise<void> {
-    // destroy() terminates every worker. No abort signal first: piscina replaces a worker whose
-    // task was aborted (to keep minThreads), and such a replacement can outlive destroy().
+    // First ask every task to stop (its loop throws TaskCancelledError between two frames and
+    // its cleanup closes LMDB environments and files), and give them a short grace period:
+    // terminating a worker while it is inside a native LMDB call can deadlock lmdb-js or abort
+    // the whole process. Then destroy() terminates every worker still there (stuck in user code,
+    // or already gone). No piscina abort signal: piscina replaces a worker whose task was
+    // aborted (to keep minThreads), and such a replacement can outlive destroy().
+    for (const t of this.tasks) {
+      try {
+        void t.control.cancel().catch(() => undefined);
+      } catch {
+        // proxy already released
+      }
+    }
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.#returns),
+      new Promise<void>((resolve) => {
+        grace = setTimeout(resolve, CANCEL_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(grace);
     for (const t of this.tasks) t.control[Comlink.releaseProxy]();
     for (const p of this.#ports) p.close();
     await this.#pool.destroy();

@@ -49,7 +49,8 @@ async function runStep(dir: string, step: Step, fail: boolean, restore: boolean)
     checkpointing: { interval: 50, dir, incremental: step.incremental, fullEvery: 3 },
     restartStrategy: { type: 'none' },
     ...(restore ? { restoreFrom: 'latest' } : {}),
-    args: { failure: fail ? 'throw' : 'none', n: String(N), keys: String(KEYS), at: '0.3' },
+    // fail at 30% of the attempt's input, whether or not a checkpoint completed in this attempt
+    args: { failure: fail ? 'throw' : 'none', n: String(N), keys: String(KEYS), at: '0.3', snapshots: '0' },
   };
   const client = await startJob(fixture('checkpointed-sum.mjs'), options);
   const outcome = await client.done.then(
