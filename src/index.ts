@@ -2,7 +2,7 @@
 
 export * from './api/index.js';
 export type { CheckpointBarrier, CheckpointType, Frame } from './channels/frame.js';
-export { sinks, sources } from './connectors/index.js';
+export { type LogSinkOptions, type LogSourceOptions, sinks, sources } from './connectors/index.js';
 export {
   type CompletedCheckpointStats,
   JobClient,
@@ -22,3 +22,4 @@ export type {
 export * from './errors.js';
 export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
 export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';
+export * from './log/index.js';

@@ -1,3 +1,4 @@
 export { collect } from './collect-sink.js';
 export { discard } from './discard-sink.js';
+export { log } from './log-sink.js';
 export { stdout } from './stdout-sink.js';

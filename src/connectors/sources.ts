@@ -1,1 +1,2 @@
+export { log } from './log-source.js';
 export { sequence } from './sequence-source.js';

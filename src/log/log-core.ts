@@ -146,10 +146,13 @@ export class LogCore {
 
   /** Waits for in-flight appends, then releases this thread's handle. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      await Promise.allSettled([...this.#inFlight]);
-      await this.root.close();
-    })();
+    if (this.#closing === undefined) {
+      const pending = [...this.#inFlight];
+      // Without appends in flight, close now: lmdb-js releases this handle's reader slot
+      // synchronously, so a thread that opens and closes many handles never runs out of them.
+      this.#closing =
+        pending.length === 0 ? this.root.close() : Promise.allSettled(pending).then(() => this.root.close());
+    }
     return this.#closing;
   }
 }

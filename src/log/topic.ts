@@ -19,6 +19,7 @@ import type { LogCore } from './log-core.js';
 import {
   DEFAULT_TRANSACTION_MARKERS,
   type PartitionMeta,
+  RECORD_HEADER_BYTES,
   type RetentionPolicy,
   type TopicMeta,
   type WriterMeta,
@@ -72,9 +73,13 @@ export type TransactionalAppendResult =
   /** A transaction with this id (and writer) was already appended; nothing was written. */
   | { readonly state: 'duplicate'; readonly transactionId: string };
 
-/** Records encoded and routed, ready for a write transaction. */
-interface PreparedAppend {
-  readonly values: Buffer[];
+/**
+ * Records encoded and routed, ready for a write transaction. Plain data (survives msgpack), so a
+ * transactional sink can keep a sealed batch in its checkpoint and commit it after a restore.
+ */
+export interface PreparedAppend {
+  /** Stored values (header + msgpack), one per record. */
+  readonly values: Uint8Array[];
   /** Partition per record, or null for round-robin (decided inside the transaction). */
   readonly routed: number[] | null;
 }
@@ -218,6 +223,42 @@ export class Topic<T = unknown> {
     );
   }
 
+  /**
+   * @internal For `sinks.log`: encodes and routes `records` now (throws as `append` would), to be
+   * appended later with {@link appendPreparedTransactionSync}.
+   */
+  prepareAppend(records: readonly T[], options?: AppendOptions<T>): PreparedAppend {
+    return this.#prepare(records, options, 'prepareAppend');
+  }
+
+  /** @internal For `sinks.log`: {@link appendTransactionSync} of a batch from {@link prepareAppend}. */
+  appendPreparedTransactionSync(
+    prepared: PreparedAppend,
+    transaction: { readonly transactionId: string; readonly writer: string },
+  ): TransactionalAppendResult {
+    this.#core.checkOpen();
+    const tx = this.#prepareTransaction(transaction, 'appendPreparedTransactionSync');
+    if (
+      !Array.isArray(prepared?.values) ||
+      (prepared.routed !== null && prepared.routed.length !== prepared.values.length)
+    ) {
+      throw new InvalidOptionError('appendPreparedTransactionSync(prepared)', 'is not a prepared batch');
+    }
+    for (const value of prepared.values) {
+      if (!(value instanceof Uint8Array) || value.length < RECORD_HEADER_BYTES) {
+        throw new InvalidOptionError(
+          'appendPreparedTransactionSync(prepared.values)',
+          'holds a value that is not a stored record',
+        );
+      }
+    }
+    if (prepared.routed !== null) {
+      for (const p of prepared.routed)
+        this.#checkPartition(p, 'appendPreparedTransactionSync(prepared.routed)');
+    }
+    return this.#core.writeSync(() => this.#appendInTransaction(prepared, tx));
+  }
+
   // ---------------------------------------------------------------- preparation (no I/O)
 
   #prepare(records: readonly T[], options: AppendOptions<T> | undefined, method: string): PreparedAppend {
@@ -255,7 +296,10 @@ export class Topic<T = unknown> {
     return { values, routed };
   }
 
-  #prepareTransaction(options: TransactionalAppendOptions<T>, method: string): PreparedTransaction {
+  #prepareTransaction(
+    options: { readonly transactionId: string; readonly writer?: string },
+    method: string,
+  ): PreparedTransaction {
     const o = checkOptionsObject(options, `${method}(options)`);
     return {
       transactionId: checkTransactionId(o.transactionId, `${method}(options.transactionId)`),
@@ -305,7 +349,7 @@ export class Topic<T = unknown> {
         state = { before, end: before.end, bytes: before.bytes };
         touched.set(partition, state);
       }
-      const value = values[i];
+      const value = asBuffer(values[i]);
       stampAppendTime(value, now);
       core.records.put([this.#id, partition, state.end], value);
       positions[i] = { partition, offset: state.end };
@@ -387,6 +431,11 @@ export class Topic<T = unknown> {
   #partitionMeta(partition: number): PartitionMeta {
     return this.#core.partitions.get([this.#id, partition]) ?? EMPTY_PARTITION;
   }
+}
+
+/** A Buffer view of `bytes` (no copy); restored checkpoint state may hold plain Uint8Arrays. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Promise-returning methods report bad input and a closed log as rejections, never as throws. */
