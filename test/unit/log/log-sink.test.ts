@@ -82,7 +82,7 @@ describe('sinks.log', () => {
     const before = [0, 1].map((s) => track(sink.createWriter(ctx('exactly-once', s, 2))));
     before[0].write(1);
     before[1].write(2);
-    before.forEach((w) => w.preCommit!(7));
+    for (const w of before) w.preCommit!(7);
     before[0].write(3);
     before[1].write(4);
     const snapshot = before.map((w) => w.preCommit!(8)); // checkpoint 8 holds sealed 7 and 8
@@ -95,7 +95,9 @@ describe('sinks.log', () => {
     const after = restored.map((state, s) => track(sink.createWriter(ctx('exactly-once', s, 3, 1, state))));
     expect(all()).toEqual([1, 2, 3, 4]);
     // and once more (a failure during the restore): still nothing twice
-    restored.forEach((state, s) => track(sink.createWriter(ctx('exactly-once', s, 3, 2, state))));
+    restored.forEach((state, s) => {
+      track(sink.createWriter(ctx('exactly-once', s, 3, 2, state)));
+    });
     expect(all()).toEqual([1, 2, 3, 4]);
     // new transactions of the new attempt commit normally
     after[2].write(5);

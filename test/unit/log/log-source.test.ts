@@ -72,7 +72,9 @@ describe('sources.log', () => {
     const readers = [0, 1].map((s) =>
       logSource<{ p: number; i: number }>({ dir, topic: 'in', bounded: true }).createReader(ctx(s, 2)),
     );
-    cleanups.push(() => readers.forEach((r) => r.close?.()));
+    cleanups.push(() => {
+      for (const r of readers) r.close?.();
+    });
     topic.appendSync([{ p: 0, i: 100 }], { partition: 0 }); // after the start: not read
     const out = readers.map((r) => drain(r));
     expect(out.map((o) => o.last)).toEqual(['end', 'end']);
@@ -119,9 +121,11 @@ describe('sources.log', () => {
           const source = logSource<{ p: number; i: number }>({ dir, topic: 'in', bounded: true });
           const before = Array.from({ length: oldP }, (_, s) => source.createReader(ctx(s, oldP)));
           const emitted: { p: number; i: number }[] = [];
-          before.forEach((r, s) => emitted.push(...drain(r, progress[s % 4]).values));
+          before.forEach((r, s) => {
+            emitted.push(...drain(r, progress[s % 4]).values);
+          });
           const snapshot = before.map((r) => r.snapshotState(1));
-          before.forEach((r) => r.close?.());
+          for (const r of before) r.close?.();
           const restored = redistributeOperatorState(snapshot, newP, 'even-split');
           const after = restored.map((state, s) => source.createReader(ctx(s, newP, state)));
           for (const r of after) {
