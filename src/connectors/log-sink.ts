@@ -23,8 +23,16 @@
  * arrive (every 4096 records, at every barrier and at end of input): at-least-once by nature,
  * after a restart it may append records again.
  *
- * Appends are synchronous (they block the task thread for the transaction and its fsync), so a
- * commit is durable before the task acknowledges anything further or exits.
+ * Appends are asynchronous conditional writes (`topic.ts`): the runtime may terminate a worker at
+ * any moment, and a thread terminated inside a synchronous LMDB transaction would leave the write
+ * lock held for the whole process. They are issued in order and are durable within a few
+ * milliseconds; a failed one fails the task at the writer's next call. At the end of a finished
+ * task, appends still in flight are repeated synchronously in `close()` (idempotent), because
+ * the worker may be terminated as soon as the task returns. Known limits: under at-least-once,
+ * an append issued at a barrier may still be in flight when that checkpoint completes, so a
+ * process crash in those milliseconds can lose records the checkpoint covers; the synchronous
+ * repeat in `close()` runs while the task is still alive, but a concurrent failure elsewhere
+ * that terminates the worker exactly then would leave the write lock held.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -93,7 +101,7 @@ export function log<T = unknown>(options: LogSinkOptions<T>): Sink<T> {
         const routing: AppendOptions<T> = key ? { key } : {};
         return ctx.checkpointingMode === 'exactly-once'
           ? new TransactionalLogWriter<T>(handle, t, routing, writer ?? `sinks.log:${ctx.operatorName}`, ctx)
-          : new DirectLogWriter<T>(handle, t, routing);
+          : new DirectLogWriter<T>(handle, t, routing, writer ?? `sinks.log:${ctx.operatorName}`, ctx);
       } catch (error) {
         closeLog(handle, 'sinks.log');
         throw error;
@@ -116,39 +124,133 @@ function openOrCreate<T>(handle: Log, topic: string, partitions: number | undefi
   }
 }
 
-class DirectLogWriter<T> implements SinkWriter<T> {
-  #buffer: T[] = [];
+/**
+ * Commits batches to the topic as idempotent transactions, asynchronously and in order, with
+ * conditional writes (no JavaScript runs while this thread would hold the write lock, so the
+ * runtime may terminate the worker at any time; see `topic.ts`).
+ *
+ * A commit that fails is remembered and thrown from the writer's next call (the task fails and
+ * restarts). At the end of a finished task (`close()` after `finish()`), commits still in
+ * flight are repeated synchronously: the runtime may terminate the worker as soon as the task
+ * returns, and the repeats are idempotent (a commit that already landed is a duplicate).
+ */
+class LogCommitter {
+  /** The chain of commits in flight, in issue order. */
+  #chain: Promise<void> = Promise.resolve();
+  /** Issued and not yet known to be durable, by transaction id. */
+  readonly #pending = new Map<string, LogSinkTransaction>();
+  #failure: unknown;
+  #inputEnded = false;
 
   constructor(
     readonly handle: Log,
+    readonly topic: Topic<unknown>,
+  ) {}
+
+  commit(entry: LogSinkTransaction): void {
+    this.#pending.set(entry.transactionId, entry);
+    this.#chain = this.#chain.then(async () => {
+      if (this.#failure !== undefined) return;
+      try {
+        await this.topic.appendPreparedTransaction(entry.batch, {
+          transactionId: entry.transactionId,
+          writer: entry.writer,
+        });
+        this.#pending.delete(entry.transactionId);
+      } catch (error) {
+        this.#failure = error;
+      }
+    });
+  }
+
+  /** Resolves once every commit issued so far has settled. */
+  settled(): Promise<void> {
+    return this.#chain;
+  }
+
+  /** Throws the failure of an earlier asynchronous commit (a task failure). */
+  check(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  inputEnded(): void {
+    this.#inputEnded = true;
+  }
+
+  close(): void {
+    try {
+      if (this.#inputEnded) {
+        for (const entry of this.#pending.values()) {
+          this.topic.appendPreparedTransactionSync(entry.batch, {
+            transactionId: entry.transactionId,
+            writer: entry.writer,
+          });
+        }
+        this.#pending.clear();
+      }
+    } finally {
+      closeLog(this.handle, 'sinks.log');
+    }
+  }
+}
+
+class DirectLogWriter<T> implements SinkWriter<T> {
+  #buffer: T[] = [];
+  #batches = 0;
+  readonly #nonce = randomBytes(6).toString('hex');
+  readonly #committer: LogCommitter;
+
+  constructor(
+    handle: Log,
     readonly topic: Topic<T>,
     readonly routing: AppendOptions<T>,
-  ) {}
+    readonly writer: string,
+    readonly ctx: SinkContext,
+  ) {
+    this.#committer = new LogCommitter(handle, topic as Topic<unknown>);
+  }
 
   write(value: T): void {
     this.#buffer.push(value);
     if (this.#buffer.length >= CHUNK) this.#flush();
   }
 
-  /** Append at every barrier too, so that at-least-once output is durable when the checkpoint is. */
+  /** Append at every barrier too, so that at-least-once output keeps pace with checkpoints. */
   preCommit(): unknown[] {
     this.#flush();
     return [];
   }
 
+  notifyCheckpointComplete(): void {
+    this.#committer.check();
+  }
+
   finish(): void {
     this.#flush();
+    this.#committer.inputEnded();
   }
 
   close(): void {
-    closeLog(this.handle, 'sinks.log');
+    this.#committer.close();
+  }
+
+  /** @internal Resolves once every append issued so far has settled (tests). */
+  whenCommitted(): Promise<void> {
+    return this.#committer.settled();
   }
 
   #flush(): void {
+    this.#committer.check();
     if (this.#buffer.length === 0) return;
     const records = this.#buffer;
     this.#buffer = [];
-    this.topic.appendSync(records, this.routing);
+    // Batches are transactions too, only so that the synchronous repeat in close() is idempotent.
+    this.#committer.commit({
+      transactionId: `${this.#nonce}/${this.ctx.subtaskIndex}@${this.ctx.attempt}#${this.#batches++}`,
+      writer: this.writer,
+      checkpointId: 0,
+      batch: this.topic.prepareAppend(records, this.routing),
+    });
   }
 }
 
@@ -159,19 +261,21 @@ class TransactionalLogWriter<T> implements SinkWriter<T> {
   readonly #sealed = new Map<number, LogSinkTransaction>();
   /** Distinguishes this writer instance's transaction ids from every other run's. */
   readonly #nonce = randomBytes(6).toString('hex');
+  readonly #committer: LogCommitter;
 
   constructor(
-    readonly handle: Log,
+    handle: Log,
     readonly topic: Topic<T>,
     readonly routing: AppendOptions<T>,
     readonly writer: string,
     readonly ctx: SinkContext,
   ) {
+    this.#committer = new LogCommitter(handle, topic as Topic<unknown>);
     // Commit-on-restore: the restored checkpoint completed, so its sealed transactions are
     // committed now; the markers make this a no-op for those already appended.
     const restored = [...((ctx.restoredState ?? []) as LogSinkTransaction[])];
     restored.sort((a, b) => a.checkpointId - b.checkpointId);
-    for (const entry of restored) this.#commit(entry);
+    for (const entry of restored) this.#committer.commit(entry);
   }
 
   write(value: T): void {
@@ -179,6 +283,7 @@ class TransactionalLogWriter<T> implements SinkWriter<T> {
   }
 
   preCommit(checkpointId: number): unknown[] {
+    this.#committer.check();
     if (this.#open.length > 0) {
       // Encoding here (not at commit) makes a bad record fail this checkpoint's task, before it
       // could enter a snapshot whose commit would fail after every restore.
@@ -195,11 +300,12 @@ class TransactionalLogWriter<T> implements SinkWriter<T> {
   }
 
   notifyCheckpointComplete(checkpointId: number): void {
+    this.#committer.check();
     // A completed checkpoint also commits every older sealed transaction (their own notification
     // may have been lost or subsumed, as in Flink's TwoPhaseCommitSinkFunction).
     for (const [id, entry] of this.#sealed) {
       if (id > checkpointId) continue;
-      this.#commit(entry);
+      this.#committer.commit(entry);
       this.#sealed.delete(id);
     }
   }
@@ -209,17 +315,16 @@ class TransactionalLogWriter<T> implements SinkWriter<T> {
   }
 
   finish(): void {
-    // The final checkpoint seals and commits what is open; nothing to do here.
+    // The final checkpoint seals and commits what is open.
+    this.#committer.inputEnded();
   }
 
   close(): void {
-    closeLog(this.handle, 'sinks.log');
+    this.#committer.close();
   }
 
-  #commit(entry: LogSinkTransaction): void {
-    this.topic.appendPreparedTransactionSync(entry.batch, {
-      transactionId: entry.transactionId,
-      writer: entry.writer,
-    });
+  /** @internal Resolves once every commit issued so far has settled (tests). */
+  whenCommitted(): Promise<void> {
+    return this.#committer.settled();
   }
 }

@@ -48,6 +48,8 @@ export class LogCore {
   readonly txOrder: Database<string, Key>;
   /** Asynchronous appends not yet settled; `close()` waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Tail of the queue of asynchronous writes (never rejects). */
+  #queue: Promise<unknown> = Promise.resolve();
   /** Set once by `close()`; every operation checks it first. */
   #closing: Promise<void> | undefined;
 
@@ -56,10 +58,11 @@ export class LogCore {
     this.root = root;
     this.clock = clock;
     this.info = root.openDB<number, string>({ name: DB_INFO });
-    this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS });
-    this.partitions = root.openDB<PartitionMeta, Key>({ name: DB_PARTITIONS });
+    // Versioned: asynchronous appends are conditional on the versions of the entries they read.
+    this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS, useVersions: true });
+    this.partitions = root.openDB<PartitionMeta, Key>({ name: DB_PARTITIONS, useVersions: true });
     this.records = root.openDB<Buffer, Key>({ name: DB_RECORDS, encoding: 'binary' });
-    this.txWriters = root.openDB<WriterMeta, Key>({ name: DB_TX_WRITERS });
+    this.txWriters = root.openDB<WriterMeta, Key>({ name: DB_TX_WRITERS, useVersions: true });
     this.txMarkers = root.openDB<number, Key>({ name: DB_TX_MARKERS });
     this.txOrder = root.openDB<string, Key>({ name: DB_TX_ORDER });
   }
@@ -122,7 +125,10 @@ export class LogCore {
     this.root.resetReadTxn();
   }
 
-  /** Runs `action` in a synchronous write transaction, durable when it returns. */
+  /**
+   * Runs `action` in a synchronous write transaction, durable when it returns. The write lock is
+   * held while `action` runs: a thread terminated meanwhile never releases it (see `topic.ts`).
+   */
   writeSync<T>(action: () => T): T {
     this.checkOpen();
     try {
@@ -132,16 +138,25 @@ export class LogCore {
     }
   }
 
-  /** Runs `action` in an asynchronous write transaction; resolves once it is durable. */
-  write<T>(action: () => T): Promise<T> {
-    this.checkOpen();
-    const done = this.root.transaction(action).catch((error: unknown) => {
+  /**
+   * Runs asynchronous writes (lmdb-js conditional writes, see `topic.ts`) one after another, in
+   * call order, so that one handle's appends land in the order they were made. `close()` waits
+   * for every queued write; LMDB failures become LogStorageError.
+   */
+  enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work).catch((error: unknown) => {
       throw asStorageError(error, this.dir);
     });
-    this.#inFlight.add(done);
-    const forget = () => this.#inFlight.delete(done);
-    done.then(forget, forget);
-    return done;
+    this.#queue = run.catch(() => undefined);
+    this.#inFlight.add(run);
+    const forget = () => this.#inFlight.delete(run);
+    run.then(forget, forget);
+    return run;
+  }
+
+  /** Like {@link freshSnapshot} without the open check: for queued writes, which close() awaits. */
+  renewSnapshot(): void {
+    this.root.resetReadTxn();
   }
 
   /** Waits for in-flight appends, then releases this thread's handle. Idempotent. */

@@ -22,6 +22,9 @@
  * - `bytes` is the sum of the stored value sizes (header + payload) of the partition's records.
  * - A transaction marker exists iff the records of that transaction were appended, in the same
  *   LMDB transaction. Per (topic, writer) the markers with sequence `[first, next)` exist.
+ * - `topics`, `partitions` and `txWriters` entries are versioned (lmdb-js `useVersions`); every
+ *   write of one increments its version, so a conditional write planned from a read can tell
+ *   whether the entry changed since.
  */
 
 import type { RootDatabaseOptionsWithPath } from 'lmdb';
@@ -89,21 +92,35 @@ export interface WriterMeta {
   readonly next: number;
 }
 
+/** Address space reserved for the memory map (sparse: costs nothing until written). */
+export const LOG_MAP_BYTES = 2 ** 36;
+
 /**
  * Environment options. Every handle in every thread must open the environment with the same
  * options: lmdb-js shares one native environment per path within a process and refuses
  * mismatched flags.
  *
- * `overlappingSync: false`: a synchronous transaction returns, and an asynchronous one resolves,
- * only after its commit is fsynced, so "append returned" means "durable". `cache: false`: other
+ * `overlappingSync: false`: a synchronous transaction returns, and an asynchronous write
+ * resolves, only after its commit is fsynced, so "append returned" means "durable". `cache: false`: other
  * threads and processes write the same databases, so a per-handle value cache would go stale.
  */
 export function logEnvironmentOptions(dir: string): RootDatabaseOptionsWithPath {
-  return {
+  // `txnStartThreshold` is a documented lmdb-js option (see `eventTurnBatching` in its typings)
+  // missing from the option type.
+  const options: RootDatabaseOptionsWithPath & { txnStartThreshold: number } = {
     path: dir,
     maxDbs: 8,
+    mapSize: LOG_MAP_BYTES,
     overlappingSync: false,
     compression: false,
     cache: false,
+    // lmdb-js's write thread must never start on a conditional block the JavaScript thread is
+    // still writing: a worker terminated mid-block would leave it waiting, holding the write lock,
+    // forever (and the terminated worker waiting for it). Without event-turn batching and with
+    // an unreachable start threshold, it starts only from a later event turn, when every block
+    // issued so far is complete; appends of one handle are queued, so blocks never overlap a run.
+    eventTurnBatching: false,
+    txnStartThreshold: Number.MAX_SAFE_INTEGER,
   };
+  return options;
 }

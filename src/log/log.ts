@@ -72,6 +72,8 @@ export class Log {
 
     this.#core.freshSnapshot();
     const existing = this.#core.topics.get(name);
+    // Topic metadata is versioned (asynchronous appends are conditional on its version): every
+    // change below writes version + 1.
     if (existing !== undefined && !needsUpdate(existing, partitions, retention, markers)) {
       return new Topic<T>(this.#core, name, existing);
     }
@@ -79,7 +81,8 @@ export class Log {
     // Check again inside the write transaction: another thread or process may have created or
     // changed the topic since the read above.
     const meta = this.#core.writeSync(() => {
-      const current = this.#core.topics.get(name);
+      const entry = this.#core.topics.getEntry(name);
+      const current = entry?.value;
       if (current === undefined) {
         if (partitions === undefined) throw new LogTopicNotFoundError(this.dir, name);
         const id = this.#core.info.get(INFO_NEXT_TOPIC_ID) ?? 1;
@@ -92,7 +95,7 @@ export class Log {
           createdAt: this.#core.clock(),
           roundRobin: 0,
         };
-        this.#core.topics.put(name, created);
+        this.#core.topics.put(name, created, 1);
         return created;
       }
       if (!needsUpdate(current, partitions, retention, markers)) return current;
@@ -104,7 +107,7 @@ export class Log {
         retention: retention ?? current.retention,
         transactionMarkers: markers ?? current.transactionMarkers,
       };
-      this.#core.topics.put(name, updated);
+      this.#core.topics.put(name, updated, (entry?.version ?? 0) + 1);
       return updated;
     });
     return new Topic<T>(this.#core, name, meta);

@@ -54,10 +54,10 @@ describe('sinks.log', () => {
   };
   const track = <T>(w: SinkWriter<T>) => {
     cleanups.push(() => w.close?.());
-    return w;
+    return w as SinkWriter<T> & { whenCommitted(): Promise<void> };
   };
 
-  it('exactly-once: appends a transaction only when its checkpoint completes, older ones too', () => {
+  it('exactly-once: appends a transaction only when its checkpoint completes, older ones too', async () => {
     const { dir, all } = setup();
     const w = track(logSink<number>({ dir, topic: 'out', partitions: 2 }).createWriter(ctx('exactly-once')));
     for (const v of [1, 2, 3]) w.write(v);
@@ -65,18 +65,22 @@ describe('sinks.log', () => {
     for (const v of [4, 5]) w.write(v);
     w.preCommit!(2);
     w.write(6);
+    await w.whenCommitted();
     expect(all()).toEqual([]);
     w.notifyCheckpointComplete!(1);
+    await w.whenCommitted();
     expect(all()).toEqual([1, 2, 3]);
     // checkpoint 3's completion also commits 2 (whose own notification never came)
     w.preCommit!(3);
     w.notifyCheckpointComplete!(3);
+    await w.whenCommitted();
     expect(all()).toEqual([1, 2, 3, 4, 5, 6]);
     w.notifyCheckpointComplete!(3);
+    await w.whenCommitted();
     expect(all()).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it('exactly-once: commit-on-restore appends what was not committed and nothing twice, at any parallelism', () => {
+  it('exactly-once: commit-on-restore appends what was not committed and nothing twice, at any parallelism', async () => {
     const { dir, all } = setup();
     const sink = logSink<number>({ dir, topic: 'out', partitions: 3, key: (v) => v % 10 });
     const before = [0, 1].map((s) => track(sink.createWriter(ctx('exactly-once', s, 2))));
@@ -89,24 +93,26 @@ describe('sinks.log', () => {
     // checkpoint 8 completes; only subtask 0 hears of it before the failure
     before[0].notifyCheckpointComplete!(8);
     before[0].write(99); // after the checkpoint: rewound, never committed
+    await before[0].whenCommitted();
     expect(all()).toEqual([1, 3]);
     // restore checkpoint 8 at parallelism 3, attempt 1
     const restored = redistributeOperatorState(snapshot, 3, 'even-split');
     const after = restored.map((state, s) => track(sink.createWriter(ctx('exactly-once', s, 3, 1, state))));
+    await Promise.all(after.map((w) => w.whenCommitted()));
     expect(all()).toEqual([1, 2, 3, 4]);
     // and once more (a failure during the restore): still nothing twice
-    restored.forEach((state, s) => {
-      track(sink.createWriter(ctx('exactly-once', s, 3, 2, state)));
-    });
+    const again = restored.map((state, s) => track(sink.createWriter(ctx('exactly-once', s, 3, 2, state))));
+    await Promise.all(again.map((w) => w.whenCommitted()));
     expect(all()).toEqual([1, 2, 3, 4]);
     // new transactions of the new attempt commit normally
     after[2].write(5);
     after[2].preCommit!(9);
     after[2].notifyCheckpointComplete!(9);
+    await after[2].whenCommitted();
     expect(all()).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('routes by the key function, round-robin without one', () => {
+  it('routes by the key function, round-robin without one', async () => {
     const { dir, log } = setup();
     const keyed = track(
       logSink<number>({ dir, topic: 'keyed', partitions: 4, key: (v) => `k${v % 5}` }).createWriter(
@@ -116,6 +122,7 @@ describe('sinks.log', () => {
     for (let v = 0; v < 50; v++) keyed.write(v);
     keyed.preCommit!(1);
     keyed.notifyCheckpointComplete!(1);
+    await keyed.whenCommitted();
     const topic = log.topic<number>('keyed');
     for (let p = 0; p < 4; p++) {
       for (const { value } of topic.read(p, 0, 100)) expect(partitionForKey(`k${value % 5}`, 4)).toBe(p);
@@ -123,19 +130,23 @@ describe('sinks.log', () => {
     const rr = track(logSink<number>({ dir, topic: 'rr', partitions: 2 }).createWriter(ctx('at-least-once')));
     for (let v = 0; v < 10; v++) rr.write(v);
     rr.finish!();
+    await rr.whenCommitted();
     const rrTopic = log.topic<number>('rr');
     expect([rrTopic.endOffset(0), rrTopic.endOffset(1)]).toEqual([5, 5]);
   });
 
-  it('at-least-once: appends in batches, at every barrier and at end of input', () => {
+  it('at-least-once: appends in batches, at every barrier and at end of input', async () => {
     const { dir, all } = setup();
     const w = track(logSink<number>({ dir, topic: 'out' }).createWriter(ctx('at-least-once')));
     for (let v = 0; v < 5000; v++) w.write(v);
+    await w.whenCommitted();
     expect(all()).toHaveLength(4096);
     expect(w.preCommit!(1)).toEqual([]);
+    await w.whenCommitted();
     expect(all()).toHaveLength(5000);
     w.write(5000);
     w.finish!();
+    await w.whenCommitted();
     expect(all()).toEqual(Array.from({ length: 5001 }, (_, i) => i));
   });
 
@@ -150,7 +161,7 @@ describe('sinks.log', () => {
     );
   });
 
-  it('a record that cannot be encoded fails at the barrier, before it enters a snapshot', () => {
+  it('a record that cannot be encoded fails at the barrier, before it enters a snapshot', async () => {
     const { dir, all } = setup();
     const w = track(logSink<unknown>({ dir, topic: 'out' }).createWriter(ctx('exactly-once')));
     w.write(1);
@@ -158,7 +169,19 @@ describe('sinks.log', () => {
     w.write(() => 'no');
     expect(() => w.preCommit!(2)).toThrow(LogRecordEncodingError);
     w.notifyCheckpointComplete!(1);
+    await w.whenCommitted();
     expect(all()).toEqual([1]);
+  });
+
+  it('after end of input, close() makes commits still in flight durable before it returns', () => {
+    const { dir, all } = setup();
+    const w = track(logSink<number>({ dir, topic: 'out', partitions: 2 }).createWriter(ctx('exactly-once')));
+    for (const v of [1, 2, 3]) w.write(v);
+    w.finish!();
+    w.preCommit!(1);
+    w.notifyCheckpointComplete!(1); // asynchronous commit issued, not awaited
+    w.close!(); // the task ends: repeated synchronously (idempotent)
+    expect(all()).toEqual([1, 2, 3]);
   });
 
   it('rejects bad options up front', () => {
