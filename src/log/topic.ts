@@ -22,6 +22,10 @@
  * Cost: one LMDB transaction (one fsync) per append, whatever the batch size (plus one per retry
  * under contention); batch for throughput. Reads are synchronous memory-mapped range scans,
  * O(records returned).
+ *
+ * One file of ~680 lines on purpose: both write paths run the same planners, and the planners
+ * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
+ * windows, entry versions); splitting them would spread one invariant over several files.
  */
 
 import type { Database } from 'lmdb';
