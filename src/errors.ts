@@ -321,3 +321,70 @@ export class FileSinkError extends WeirError {
     super(`file sink: ${path}: ${reason}`, options);
   }
 }
+
+// ---------- embedded log (src/log) ----------
+
+/** The log's directory cannot be opened, has another format, or LMDB failed a read or write. */
+export class LogStorageError extends WeirError {
+  readonly code = 'ERR_WEIR_LOG_STORAGE';
+  readonly failureKind = 'task' as const;
+}
+
+/** A {@link Log} or one of its topics was used after `log.close()`. */
+export class LogClosedError extends WeirError {
+  readonly code = 'ERR_WEIR_LOG_CLOSED';
+  readonly failureKind = 'task' as const;
+  constructor(readonly dir: string) {
+    super(`log ${dir} is closed`);
+  }
+}
+
+/** A topic was opened without `partitions` and does not exist. Creating it needs a partition count. */
+export class LogTopicNotFoundError extends WeirError {
+  readonly code = 'ERR_WEIR_LOG_TOPIC_NOT_FOUND';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly dir: string,
+    readonly topic: string,
+  ) {
+    super(`log ${dir} has no topic "${topic}"; create it with log.topic(name, { partitions })`);
+  }
+}
+
+/** A topic was opened with a partition count other than the one it was created with (which is fixed). */
+export class LogPartitionCountMismatchError extends WeirError {
+  readonly code = 'ERR_WEIR_LOG_PARTITION_COUNT_MISMATCH';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly topic: string,
+    readonly existingPartitions: number,
+    readonly requestedPartitions: number,
+  ) {
+    super(
+      `topic "${topic}" has ${existingPartitions} partition(s), fixed at creation; it was opened with ` +
+        `partitions: ${requestedPartitions}`,
+    );
+  }
+}
+
+/**
+ * A record given to `topic.append` cannot be encoded with msgpack (a symbol, a function, a cycle,
+ * ...) or its key cannot be hashed. Raised before anything is written: the whole batch is
+ * rejected. `cause` is the encoder's error.
+ */
+export class LogRecordEncodingError extends WeirError {
+  readonly code = 'ERR_WEIR_LOG_RECORD_ENCODING';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly topic: string,
+    readonly recordIndex: number,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `record ${recordIndex} of the batch for topic "${topic}" cannot be appended: ${reason}; ` +
+        'nothing of the batch was written',
+      options,
+    );
+  }
+}

@@ -6,7 +6,7 @@ export type { DeadLetter } from './connectors/dead-letter.js';
 export type { FilePendingPart, FileSinkOptions } from './connectors/file-sink.js';
 export type { FileSourceOptions, FileSplitState } from './connectors/file-source.js';
 export type { TextFormat } from './connectors/formats/text-format.js';
-export { sinks, sources } from './connectors/index.js';
+export { type LogSinkOptions, type LogSourceOptions, sinks, sources } from './connectors/index.js';
 export {
   type CompletedCheckpointStats,
   JobClient,
@@ -27,3 +27,4 @@ export type {
 export * from './errors.js';
 export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
 export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';
+export * from './log/index.js';

@@ -1,2 +1,3 @@
 export { file } from './file-source.js';
+export { log } from './log-source.js';
 export { sequence } from './sequence-source.js';

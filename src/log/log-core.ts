@@ -1,0 +1,179 @@
+/**
+ * One thread's handle on a log directory: the LMDB environment, its sub-databases (layout in
+ * `log-layout.ts`), the record codec, and the open/closed state shared by the {@link Log} and
+ * every {@link Topic} opened from it.
+ *
+ * Thread safety. A handle belongs to the thread that opened it. Any number of handles, in any
+ * threads of any processes, may have the same directory open at once: LMDB serialises write
+ * transactions with a process-shared robust mutex and gives readers MVCC snapshots; lmdb-js shares
+ * one native environment per path within a process, reference-counted, so closing one thread's
+ * handle leaves the others usable.
+ */
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import { LogClosedError, LogStorageError, WeirError } from '../errors.js';
+import {
+  DATA_FILE,
+  DB_INFO,
+  DB_PARTITIONS,
+  DB_RECORDS,
+  DB_TOPICS,
+  DB_TX_MARKERS,
+  DB_TX_ORDER,
+  DB_TX_WRITERS,
+  INFO_FORMAT,
+  LOG_FORMAT_VERSION,
+  logEnvironmentOptions,
+  type PartitionMeta,
+  type TopicMeta,
+  type WriterMeta,
+} from './log-layout.js';
+import { LogRecordCodec } from './log-record-codec.js';
+
+type Key = (string | number)[];
+
+export class LogCore {
+  readonly dir: string;
+  readonly clock: () => number;
+  readonly codec = new LogRecordCodec();
+  readonly root: RootDatabase;
+  readonly info: Database<number, string>;
+  readonly topics: Database<TopicMeta, string>;
+  readonly partitions: Database<PartitionMeta, Key>;
+  readonly records: Database<Buffer, Key>;
+  readonly txWriters: Database<WriterMeta, Key>;
+  readonly txMarkers: Database<number, Key>;
+  readonly txOrder: Database<string, Key>;
+  /** Asynchronous appends not yet settled; `close()` waits for them. */
+  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Tail of the queue of asynchronous writes (never rejects). */
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Set once by `close()`; every operation checks it first. */
+  #closing: Promise<void> | undefined;
+
+  private constructor(dir: string, root: RootDatabase, clock: () => number) {
+    this.dir = dir;
+    this.root = root;
+    this.clock = clock;
+    this.info = root.openDB<number, string>({ name: DB_INFO });
+    // Versioned: asynchronous appends are conditional on the versions of the entries they read.
+    this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS, useVersions: true });
+    this.partitions = root.openDB<PartitionMeta, Key>({ name: DB_PARTITIONS, useVersions: true });
+    this.records = root.openDB<Buffer, Key>({ name: DB_RECORDS, encoding: 'binary' });
+    this.txWriters = root.openDB<WriterMeta, Key>({ name: DB_TX_WRITERS, useVersions: true });
+    this.txMarkers = root.openDB<number, Key>({ name: DB_TX_MARKERS });
+    this.txOrder = root.openDB<string, Key>({ name: DB_TX_ORDER });
+  }
+
+  /**
+   * Opens (creating when missing) the log in `dir`. Synchronous; the first open of a new
+   * directory performs one small durable write (the format marker).
+   * @throws LogStorageError when the directory cannot be opened or holds another format.
+   */
+  static open(dir: string, clock: () => number): LogCore {
+    if (!existsSync(join(dir, DATA_FILE))) {
+      try {
+        mkdirSync(dir, { recursive: true });
+      } catch (cause) {
+        throw new LogStorageError(`cannot create log directory ${dir}`, { cause });
+      }
+    }
+    let root: RootDatabase;
+    try {
+      root = open(logEnvironmentOptions(dir));
+    } catch (cause) {
+      throw new LogStorageError(`cannot open log ${dir}`, { cause });
+    }
+    try {
+      const core = new LogCore(dir, root, clock);
+      const format = core.info.get(INFO_FORMAT);
+      if (format === undefined) {
+        // Racing first opens from several threads or processes write the same value; harmless.
+        core.info.putSync(INFO_FORMAT, LOG_FORMAT_VERSION);
+      } else if (format !== LOG_FORMAT_VERSION) {
+        throw new LogStorageError(
+          `${dir} has log format ${format}; this weir reads format ${LOG_FORMAT_VERSION}`,
+        );
+      }
+      return core;
+    } catch (error) {
+      // Close before rethrowing, or this thread keeps a reference on the shared environment.
+      void root.close();
+      if (error instanceof LogStorageError) throw error;
+      throw new LogStorageError(`cannot open log ${dir}`, { cause: error });
+    }
+  }
+
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** @throws LogClosedError after `close()`. */
+  checkOpen(): void {
+    if (this.#closing !== undefined) throw new LogClosedError(this.dir);
+  }
+
+  /**
+   * Makes this thread's next read see every commit so far, including other threads' and
+   * processes' (lmdb-js otherwise renews its read snapshot only once per event-loop turn). Cheap:
+   * the snapshot is renewed lazily by the next read.
+   */
+  freshSnapshot(): void {
+    this.checkOpen();
+    this.root.resetReadTxn();
+  }
+
+  /**
+   * Runs `action` in a synchronous write transaction, durable when it returns. The write lock is
+   * held while `action` runs: a thread terminated meanwhile never releases it (see `topic.ts`).
+   */
+  writeSync<T>(action: () => T): T {
+    this.checkOpen();
+    try {
+      return this.root.transactionSync(action);
+    } catch (error) {
+      throw asStorageError(error, this.dir);
+    }
+  }
+
+  /**
+   * Runs asynchronous writes (lmdb-js conditional writes, see `topic.ts`) one after another, in
+   * call order, so that one handle's appends land in the order they were made. `close()` waits
+   * for every queued write; LMDB failures become LogStorageError.
+   */
+  enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work).catch((error: unknown) => {
+      throw asStorageError(error, this.dir);
+    });
+    this.#queue = run.catch(() => undefined);
+    this.#inFlight.add(run);
+    const forget = () => this.#inFlight.delete(run);
+    run.then(forget, forget);
+    return run;
+  }
+
+  /** Like {@link freshSnapshot} without the open check: for queued writes, which close() awaits. */
+  renewSnapshot(): void {
+    this.root.resetReadTxn();
+  }
+
+  /** Waits for in-flight appends, then releases this thread's handle. Idempotent. */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      const pending = [...this.#inFlight];
+      // Without appends in flight, close now: lmdb-js releases this handle's reader slot
+      // synchronously, so a thread that opens and closes many handles never runs out of them.
+      this.#closing =
+        pending.length === 0 ? this.root.close() : Promise.allSettled(pending).then(() => this.root.close());
+    }
+    return this.#closing;
+  }
+}
+
+/** Our own typed errors pass through; anything LMDB throws becomes a LogStorageError. */
+function asStorageError(error: unknown, dir: string): unknown {
+  if (error instanceof WeirError) return error;
+  return new LogStorageError(`log ${dir}: write transaction failed`, { cause: error });
+}

@@ -1,0 +1,138 @@
+/**
+ * Options of the embedded log and their validation. Every check throws an
+ * {@link InvalidOptionError} naming the option, before anything is read or written.
+ */
+
+import { InvalidOptionError } from '../errors.js';
+import { MAX_NAME_LENGTH, MAX_TRANSACTION_ID_LENGTH, type RetentionPolicy } from './log-layout.js';
+
+export type { RetentionPolicy } from './log-layout.js';
+
+export interface LogOptions {
+  /**
+   * Clock for append times and age retention, in ms since the epoch. Default `Date.now`. Meant
+   * for tests and replays; every handle on a directory should use the same notion of time.
+   */
+  readonly clock?: () => number;
+}
+
+export interface TopicOptions {
+  /**
+   * Creates the topic with this many partitions when it does not exist. Fixed at creation:
+   * opening an existing topic with another count throws LogPartitionCountMismatchError.
+   * Omit it to open an existing topic only (LogTopicNotFoundError when there is none).
+   */
+  readonly partitions?: number;
+  /**
+   * Retention per partition (see `retention.ts` for the rule). A policy, not structure: given
+   * when opening an existing topic, it replaces the stored one. Default: keep everything.
+   */
+  readonly retention?: RetentionPolicy;
+  /**
+   * Transaction markers kept per (topic, writer) for idempotent transactional appends (default
+   * 1000): a repeated commit is recognised as long as fewer than this many later transactions of
+   * the same writer committed since. Like retention, given on open it replaces the stored value.
+   */
+  readonly transactionMarkers?: number;
+}
+
+/** A key value: what key-groups can hash (strings, numbers, booleans, bigints, null, arrays and plain objects of those). */
+export type LogKey =
+  | string
+  | number
+  | boolean
+  | bigint
+  | null
+  | readonly unknown[]
+  | { readonly [field: string]: unknown };
+
+/** Where an append puts its records. At most one of `key` and `partition`; neither: round-robin. */
+export interface AppendOptions<T = unknown> {
+  /**
+   * A key for every record of the batch, or a function of the record: the partition is a stable
+   * hash of the key's canonical value modulo the partition count.
+   */
+  readonly key?: LogKey | ((record: T) => unknown);
+  /** The partition for every record of the batch. */
+  readonly partition?: number;
+}
+
+export interface TransactionalAppendOptions<T = unknown> extends AppendOptions<T> {
+  /** Names the transaction: a second append with the same id (and writer) appends nothing. */
+  readonly transactionId: string;
+  /**
+   * The writer the transaction belongs to (default `'default'`). Markers are kept and pruned per
+   * writer, so a busy writer never pushes out another writer's markers.
+   */
+  readonly writer?: string;
+}
+
+export function checkName(value: unknown, option: string, maxLength = MAX_NAME_LENGTH): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw new InvalidOptionError(
+      option,
+      `must be a non-empty string of at most ${maxLength} characters, got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+export function checkTransactionId(value: unknown, option: string): string {
+  return checkName(value, option, MAX_TRANSACTION_ID_LENGTH);
+}
+
+export function checkPositiveInteger(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidOptionError(option, `must be a positive integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function checkNonNegativeInteger(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidOptionError(option, `must be a non-negative integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A normalized copy (absent limits omitted), or throws. */
+export function checkRetention(value: unknown, option: string): RetentionPolicy {
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidOptionError(
+      option,
+      `must be an object { maxBytes?, maxAgeMs? }, got ${describe(value)}`,
+    );
+  }
+  const { maxBytes, maxAgeMs, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new InvalidOptionError(option, `unknown field(s) ${unknown.join(', ')}`);
+  const out: { maxBytes?: number; maxAgeMs?: number } = {};
+  if (maxBytes !== undefined) out.maxBytes = checkPositiveInteger(maxBytes, `${option}.maxBytes`);
+  if (maxAgeMs !== undefined) {
+    if (typeof maxAgeMs !== 'number' || !(maxAgeMs > 0) || !Number.isFinite(maxAgeMs)) {
+      throw new InvalidOptionError(
+        `${option}.maxAgeMs`,
+        `must be a positive number, got ${describe(maxAgeMs)}`,
+      );
+    }
+    out.maxAgeMs = maxAgeMs;
+  }
+  return out;
+}
+
+export function checkOptionsObject(value: unknown, option: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidOptionError(option, `must be an object, got ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol' || typeof value === 'bigint') return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (value === null || typeof value !== 'object') return String(value);
+  return 'an object';
+}
