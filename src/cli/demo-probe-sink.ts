@@ -5,8 +5,10 @@
  * at least one checkpoint completed in this subtask — so recovery always has a checkpoint to
  * restore from. The crash time is written to a file first: a dying worker's memory is lost.
  *
- * For sinks that hand records to the job client (`ctx.deliver`, the collect sink), it also stamps
- * when each record was handed over: under exactly-once that is when its checkpoint committed.
+ * It also stamps the last checkpoint it pre-committed before each record (`sealedAfter`): the
+ * inner sink (the file sink) makes a record visible at the first checkpoint after that one (under
+ * exactly-once when the checkpoint completes, under at-least-once at its barrier), which lets the
+ * main thread compute when each record became visible without the runtime's help.
  */
 
 import { writeFileSync } from 'node:fs';
@@ -42,15 +44,7 @@ export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options
     type: `probe(${inner.type})`,
     name: inner.name,
     createWriter(ctx: SinkContext): SinkWriter<T> {
-      const deliveringCtx: SinkContext = {
-        ...ctx,
-        deliver(sinkName, records, transactionId) {
-          const now = wallClockMs();
-          for (const r of records) (r as ProbeStamp).visibleAt = now;
-          ctx.deliver(sinkName, records, transactionId);
-        },
-      };
-      return new ProbeWriter<T>(inner.createWriter(deliveringCtx), ctx, options);
+      return new ProbeWriter<T>(inner.createWriter(ctx), ctx, options);
     },
   };
 }
@@ -64,10 +58,12 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
   #received = 0;
   #unreported = 0;
   #checkpointsCompleted = 0;
+  #sealedAfter: number;
 
   constructor(inner: SinkWriter<T & ProbeStamp>, ctx: SinkContext, options: ProbeOptions) {
     this.#inner = inner;
     this.#ctx = ctx;
+    this.#sealedAfter = ctx.restoredCheckpointId ?? 0;
     this.#telemetry = options.telemetry;
     const c = options.crash;
     this.#crash = c && ctx.attempt === 0 && ctx.subtaskIndex === c.subtask ? c : null;
@@ -78,6 +74,7 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
     const stamped = value as T & ProbeStamp;
     stamped.receivedAt = now;
     stamped.attempt = this.#ctx.attempt;
+    stamped.sealedAfter = this.#sealedAfter;
     this.#received++;
     this.#unreported++;
     if (this.#telemetry?.due(now)) this.#report(now);
@@ -88,7 +85,9 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
   }
 
   preCommit(checkpointId: number): unknown[] {
-    return this.#inner.preCommit?.(checkpointId) ?? [];
+    const state = this.#inner.preCommit?.(checkpointId) ?? [];
+    this.#sealedAfter = checkpointId;
+    return state;
   }
 
   notifyCheckpointComplete(checkpointId: number): void {

@@ -13,6 +13,8 @@ export interface ProgressStream {
 export interface ProgressState {
   /** Input records read so far (rewinds after a restore). */
   readonly done: number;
+  /** Input records appended so far (the demo's feed), when known. */
+  readonly appended?: number;
   readonly attempt: number;
   readonly checkpoints: number;
 }
@@ -73,7 +75,8 @@ export class ProgressReporter {
   #line(): string {
     const s = this.#state;
     const pct = (this.#fraction() * 100).toFixed(0).padStart(3);
-    return `[${this.#label}] ${pct}% ${s.done.toLocaleString('en-US')}/${this.#total.toLocaleString('en-US')} clicks read, checkpoints ${s.checkpoints}, attempt ${s.attempt}`;
+    const appended = s.appended === undefined ? '' : ` (${s.appended.toLocaleString('en-US')} appended)`;
+    return `[${this.#label}] ${pct}% ${s.done.toLocaleString('en-US')}/${this.#total.toLocaleString('en-US')} clicks read${appended}, checkpoints ${s.checkpoints}, attempt ${s.attempt}`;
   }
 
   #drawBar(): void {

@@ -1,6 +1,6 @@
 /**
- * The probe sink stamps receive time and attempt, stamps delivery time on what the inner sink
- * hands to the client, and crashes (process.exit, spied here) only in the planned subtask on
+ * The probe sink stamps receive time, attempt and the last checkpoint it pre-committed, and
+ * crashes (process.exit, spied here) only in the planned subtask on
  * attempt 0, only after a checkpoint completed, writing its crash report first.
  */
 
@@ -14,7 +14,7 @@ import type { ProbeStamp } from '../../../src/cli/demo-records.js';
 
 type Rec = { seq: number } & Partial<ProbeStamp>;
 
-function harness(attempt: number, subtaskIndex: number, file: string) {
+function harness(attempt: number, subtaskIndex: number, file: string, restoredCheckpointId?: number) {
   const delivered: { records: unknown[]; tx: string | null }[] = [];
   const written: Rec[] = [];
   const inner: Sink<Rec & ProbeStamp> = {
@@ -39,6 +39,7 @@ function harness(attempt: number, subtaskIndex: number, file: string) {
     operatorName: 'probe',
     checkpointingMode: 'exactly-once',
     restoredState: undefined,
+    restoredCheckpointId,
     deliver: (_name, records, tx) => delivered.push({ records, tx }),
   };
   const sink = probeSink<Rec>(inner, { telemetry: null, crash: { subtask: 0, afterRecords: 3, file } });
@@ -60,18 +61,20 @@ describe('probeSink', () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it('stamps receive time and attempt, and delivery time on delivered records', () => {
+  it('stamps receive time, attempt and the checkpoint each record was sealed after', () => {
     const file = crashFile();
-    const { writer, delivered, written } = harness(1, 0, file);
+    const { writer, delivered, written } = harness(1, 0, file, 4);
     const before = performance.timeOrigin + performance.now();
     writer.write({ seq: 1 });
     writer.write({ seq: 2 });
-    expect(written.map((r) => r.attempt)).toEqual([1, 1]);
+    writer.preCommit?.(7);
+    writer.write({ seq: 3 });
+    expect(written.map((r) => r.attempt)).toEqual([1, 1, 1]);
+    expect(written.map((r) => r.sealedAfter)).toEqual([4, 4, 7]);
     expect(written.every((r) => r.receivedAt! >= before)).toBe(true);
     writer.notifyCheckpointComplete?.(7);
     expect(delivered).toHaveLength(1);
     expect(delivered[0].tx).toBe('tx7');
-    for (const r of delivered[0].records as Rec[]) expect(r.visibleAt!).toBeGreaterThanOrEqual(r.receivedAt!);
     // attempt 1: never crashes, however many records
     for (let i = 0; i < 10; i++) writer.write({ seq: 10 + i });
     expect(existsSync(file)).toBe(false);
