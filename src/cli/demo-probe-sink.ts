@@ -1,9 +1,13 @@
 /**
  * The demo's measuring sink stage: wraps the real sink and, per record, stamps the receive time
  * and the attempt (the end of the end-to-end latency), reports throughput over the telemetry
- * channel, and, when a crash is planned, kills its worker thread once enough records passed AND
- * at least one checkpoint completed in this subtask — so recovery always has a checkpoint to
- * restore from. The crash time is written to a file first: a dying worker's memory is lost.
+ * channel, and, when a crash is planned, kills its worker thread at the first checkpoint barrier
+ * after enough records passed AND at least one checkpoint completed in this subtask — so
+ * recovery always has a checkpoint to restore from. It dies right after the inner sink
+ * pre-committed, before it acknowledges: the checkpoint can never complete, and the crash lands
+ * in the window that tells the modes apart (the file sink under at-least-once has already made
+ * the part visible, under exactly-once the part is only pending and is discarded on restore).
+ * The crash time is written to a file first: a dying worker's memory is lost.
  *
  * It also stamps the last checkpoint it pre-committed before each record (`sealedAfter`): the
  * inner sink (the file sink) makes a record visible at the first checkpoint after that one (under
@@ -19,7 +23,10 @@ import { type TelemetryPoster, wallClockMs } from './demo-telemetry.js';
 export interface CrashPlan {
   /** Sink subtask that crashes (on attempt 0 only). */
   readonly subtask: number;
-  /** Records that subtask receives before it crashes (if a checkpoint has completed by then). */
+  /**
+   * Records that subtask receives before it crashes, at the next barrier (if a checkpoint has
+   * completed by then).
+   */
   readonly afterRecords: number;
   /** Where the crashing worker writes its {@link CrashReport} just before it exits. */
   readonly file: string;
@@ -32,6 +39,8 @@ export interface CrashReport {
   readonly recordsReceived: number;
   /** Checkpoints this subtask had seen complete when it crashed (≥ 1 by construction). */
   readonly checkpointsCompleted: number;
+  /** The checkpoint whose barrier it crashed at (pre-committed, never acknowledged). */
+  readonly atBarrierOf: number;
 }
 
 export interface ProbeOptions {
@@ -78,15 +87,15 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
     this.#received++;
     this.#unreported++;
     if (this.#telemetry?.due(now)) this.#report(now);
-    if (this.#crash && this.#checkpointsCompleted > 0 && this.#received >= this.#crash.afterRecords) {
-      this.#die(this.#crash, now);
-    }
     this.#inner.write(stamped);
   }
 
   preCommit(checkpointId: number): unknown[] {
     const state = this.#inner.preCommit?.(checkpointId) ?? [];
     this.#sealedAfter = checkpointId;
+    if (this.#crash && this.#checkpointsCompleted > 0 && this.#received >= this.#crash.afterRecords) {
+      this.#die(this.#crash, wallClockMs(), checkpointId);
+    }
     return state;
   }
 
@@ -120,13 +129,14 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
     this.#unreported = 0;
   }
 
-  #die(plan: CrashPlan, now: number): never {
+  #die(plan: CrashPlan, now: number, checkpointId: number): never {
     this.#report(now);
     const report: CrashReport = {
       at: now,
       subtask: this.#ctx.subtaskIndex,
       recordsReceived: this.#received,
       checkpointsCompleted: this.#checkpointsCompleted,
+      atBarrierOf: checkpointId,
     };
     writeFileSync(plan.file, JSON.stringify(report));
     // process.exit in a worker thread ends that thread only: the runtime sees a dead task.

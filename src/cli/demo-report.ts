@@ -19,7 +19,7 @@ export function describeDemoJob(config: DemoRunConfig): string[] {
     'Windowed aggregation: event-time timestamps and watermarks from ts (bounded out-of-orderness 2 s), keyBy(user) → clicks per user per 1 s tumbling window (aggregate).',
     'Both results go to sinks.file (jsonl), one directory each: two-phase commit under exactly-once (part files committed when a checkpoint completes), parts committed at every barrier under at-least-once. The check reads the committed part files back.',
     `Parallelism ${config.parallelism} (every operator subtask in its own worker thread, ring channels between them), checkpoints every ${config.checkpointIntervalMs} ms to LMDB in a temporary directory.`,
-    `Failure: the counts sink subtask 0 kills its worker thread (process.exit) after ~${Math.round(config.crashAt * 100)}% of its clicks, once at least one checkpoint has completed; the job restarts from the latest completed checkpoint and the log source rewinds to its offsets.`,
+    `Failure: the counts sink subtask 0 kills its worker thread (process.exit) at the first checkpoint barrier after ~${Math.round(config.crashAt * 100)}% of its clicks (once at least one checkpoint has completed), right after the file sink pre-committed and before the checkpoint can complete: under exactly-once that part file is only pending and is discarded, under at-least-once it is already committed. The job restarts from the latest completed checkpoint and the log source rewinds to its offsets, so the clicks since that checkpoint are processed again.`,
   ];
 }
 

@@ -80,7 +80,7 @@ const observation: ModeObservation = {
     { at: T0 + 300, stats: stats(1, 10, 1) },
     { at: T0 + 500, stats: stats(2, 30, 3) },
   ],
-  crash: { at: T0 + 600, subtask: 0, recordsReceived: 50, checkpointsCompleted: 2 },
+  crash: { at: T0 + 600, subtask: 0, recordsReceived: 50, checkpointsCompleted: 2, atBarrierOf: 3 },
   sinkTelemetry: [
     { t: T0 + 100, records: 10 },
     { t: T0 + 300, records: 20 },
