@@ -14,7 +14,7 @@ export function describeDemoJob(config: DemoRunConfig): string[] {
   const n = (v: number) => v.toLocaleString('en-US');
   return [
     `Input: the main thread appends a click stream of ${n(config.records)} clicks ({ seq, user, page, ts }, ${n(config.users)} users, skewed, deterministic; ts is event time up to 2 s out of order) to a topic of the embedded log (${config.parallelism} partitions, LMDB in a temporary directory) at ${n(config.rate)} clicks/s, every 10 ms, starting once the job is running (its first checkpoint completed), like a service appending from its request handlers.`,
-    'Source: sources.log reads the topic while it is being appended to (unbounded) and ends once every partition holds all its clicks (the known total): a bounded log source would stop at the end offsets it saw at start.',
+    'Source: sources.log reads the topic while it is being appended to (unbounded) and ends once it has read every partition up to its final end offset, known from the click count: a bounded log source would stop at the end offsets it saw when the job started.',
     'Keyed counts: keyBy(page) → page views so far (ValueState), then keyBy(user) → clicks of the user so far (ValueState): one output record per click.',
     'Windowed aggregation: event-time timestamps and watermarks from ts (bounded out-of-orderness 2 s), keyBy(user) → clicks per user per 1 s tumbling window (aggregate).',
     'Both results go to sinks.file (jsonl), one directory each: two-phase commit under exactly-once (part files committed when a checkpoint completes), parts committed at every barrier under at-least-once. The check reads the committed part files back.',
@@ -107,6 +107,7 @@ export function buildDemoReport(runs: readonly ModeMeasurements[], meta: DemoRep
         'Latency "append → sink" is measured per click from the main thread\'s append call (the click carries that wall-clock time) to the counts sink stage (wall clock of its worker); it includes the log append (an fsync), up to one 10 ms append interval and the source\'s 10 ms idle polls. ' +
         '"To committed file" is until the part file holding the click got its final name, taken as the completion time of the first checkpoint after the one the click was sealed after (the job\'s end for the last clicks): under exactly-once that is when the file sink commits, so it includes up to one checkpoint interval and the checkpoint\'s duration; under at-least-once the part is renamed at the barrier, slightly earlier, so the figure is an upper bound. ' +
         'The percentiles include the backlog that builds after the restart, while the clicks appended during recovery are caught up: the throughput charts below show the burst. ' +
+        "Under at-least-once, the duplicates are the clicks (and window results) committed at the barrier of the checkpoint the crash interrupted, processed again after the restore from the previous one; counts overshoot where, without alignment, a checkpoint's state already held clicks its source positions did not cover, so they are counted again. " +
         'The main thread appends at the offered rate: throughput is bounded by it and shows what was sustained across the crash, not the maximum (that is what `weir bench` is for).',
     },
     { kind: 'heading', text: 'Latency distribution (append → sink)' },

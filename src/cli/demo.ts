@@ -99,7 +99,7 @@ export async function runDemoWith(options: DemoOptions = {}): Promise<DemoOutcom
   for (const line of describeDemoJob(config)) say(`  ${line}`);
   const expectation = computeExpectation(config.records, config.users);
   say(
-    `  Expected output computed on the main thread without weir: ${expectation.pageClicks.size} pages, ${expectation.userClicks.size} users, ${expectation.windowClicks.size.toLocaleString('en-US')} (user, window) results.`,
+    `  Expected output computed on the main thread without weir: ${expectation.pageClicks.size} pages, ${expectation.userClicks.size.toLocaleString('en-US')} users, ${expectation.windowClicks.size.toLocaleString('en-US')} (user, window) results.`,
   );
   say();
 
