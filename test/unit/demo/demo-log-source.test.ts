@@ -5,7 +5,7 @@
  * reader restored from a snapshot resumes there and ends at the same place.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { clickAt, partitionEnd } from '../../../src/cli/demo-clicks.js';
 import { feedClicks } from '../../../src/cli/demo-feed.js';
 import { logUntilEnds } from '../../../src/cli/demo-log-source.js';
 import type { LoggedClick } from '../../../src/cli/demo-records.js';
+import { readCommittedJsonl } from '../../../src/cli/demo-run.js';
 import { log as logSource } from '../../../src/connectors/log-source.js';
 import { openLog } from '../../../src/log/log.js';
 
@@ -136,5 +137,17 @@ describe('logUntilEnds', () => {
     } finally {
       await handle.close();
     }
+  });
+});
+
+describe('readCommittedJsonl', () => {
+  it('reads the committed part files only (staged parts are dot-files with other endings)', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'part-0-0-ab12-0.jsonl'), '{"a":1}\n{"a":2}\n');
+    writeFileSync(join(dir, 'part-1-0-cd34-0.jsonl'), '{"a":3}\n');
+    writeFileSync(join(dir, '.part-0-1-ef56-0.jsonl.inprogress'), '{"a":4}\n');
+    writeFileSync(join(dir, '.part-1-1-ef57-0.jsonl.pending-3'), '{"a":5}\n');
+    expect(readCommittedJsonl<{ a: number }>(dir).map((r) => r.a)).toEqual([1, 2, 3]);
+    expect(readCommittedJsonl(join(dir, 'missing'))).toEqual([]);
   });
 });
