@@ -80,8 +80,10 @@ export class ProgressReporter {
   }
 
   #drawBar(): void {
-    const text = this.#line();
-    const width = Math.max(10, Math.min(40, (this.#out.columns ?? 80) - text.length - 4));
+    const columns = this.#out.columns ?? 80;
+    const width = Math.max(10, Math.min(40, columns - this.#line().length - 4));
+    // The line must not wrap: `\r` and clear-line only redraw the terminal's current row.
+    const text = this.#line().slice(0, Math.max(0, columns - width - 4));
     const filled = Math.round(this.#fraction() * width);
     const bar = `\r\x1b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${text}`;
     if (bar === this.#lastBar && this.#barShown) return;

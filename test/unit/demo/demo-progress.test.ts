@@ -57,4 +57,20 @@ describe('ProgressReporter', () => {
     expect(out.chunks).toHaveLength(4);
     expect(out.chunks[3]).toBe(out.chunks[0]);
   });
+
+  it('on a TTY never draws a line wider than the terminal (it would wrap and break the redraw)', () => {
+    const out = {
+      isTTY: true,
+      columns: 60,
+      chunks: [] as string[],
+      write(c: string) {
+        this.chunks.push(c);
+      },
+    };
+    const p = new ProgressReporter(out, 'at-least-once', 250_000);
+    p.update({ done: 128_996, appended: 131_761, attempt: 1, checkpoints: 12 }, 0);
+    const drawn = out.chunks[0].replace('\r\x1b[2K', '');
+    expect(drawn.length).toBeLessThan(60);
+    expect(drawn).toMatch(/^\[#+-+\] \[at-least-once\] {2}52% 128,996/);
+  });
 });
