@@ -2,7 +2,9 @@
  * The demo's click stream: sequence number → click event, deterministic, so that the job (in
  * worker threads) and the verifier (on the main thread) derive the same events from the same
  * numbers without sharing any state. Users and pages are skewed (a few hot pages and heavy
- * users), like real traffic; `ts` is an event time that runs ~2 s out of order at most.
+ * users), like real traffic; `ts` is an event time that runs ~2 s out of order at most (the
+ * demo's windows use it). Click `seq` goes to log partition `seq mod partitions`, so within a
+ * partition clicks are in `seq` order and the offset of click `seq` is `floor(seq / partitions)`.
  *
  * Cost: a few integer multiplications per event.
  */
@@ -12,7 +14,7 @@ export interface ClickEvent {
   readonly seq: number;
   readonly user: string;
   readonly page: string;
-  /** Event time, ms since the epoch (not used by today's job; meant for windows). */
+  /** Event time, ms since the epoch: at most {@link CLICK_MAX_LATENESS_MS} behind earlier clicks. */
   readonly ts: number;
 }
 
@@ -62,4 +64,22 @@ export function clickAt(seq: number, users: number): ClickEvent {
     page: DEMO_PAGES[Math.floor(p * p * p * DEMO_PAGES.length)],
     ts: CLICK_EPOCH_MS + Math.floor(seq / CLICKS_PER_MS) - Math.floor(late * CLICK_MAX_LATENESS_MS),
   };
+}
+
+/** Size of the demo's tumbling event-time windows, ms. */
+export const DEMO_WINDOW_MS = 1000;
+
+/** Start of the tumbling window of `ts`. */
+export function demoWindowStart(ts: number): number {
+  return ts - (((ts % DEMO_WINDOW_MS) + DEMO_WINDOW_MS) % DEMO_WINDOW_MS);
+}
+
+/** The log partition click `seq` is appended to. */
+export function clickPartition(seq: number, partitions: number): number {
+  return seq % partitions;
+}
+
+/** Records in partition `partition` once clicks `0 .. n-1` are appended (its end offset). */
+export function partitionEnd(n: number, partition: number, partitions: number): number {
+  return partition < n ? Math.floor((n - 1 - partition) / partitions) + 1 : 0;
 }

@@ -1,22 +1,22 @@
 /**
- * The job `weir demo` runs: a click stream, keyed counts, a transactional sink.
+ * The job `weir demo` runs: clicks appended to the embedded log, keyed counts and a windowed
+ * aggregation, two transactional file sinks.
  *
- *   clicks  →  keyBy(page): page views so far  →  keyBy(user): clicks of the user so far  →  sink
+ *   log topic "clicks"  →  keyBy(page): page views so far  →  keyBy(user): clicks of the user so far
+ *        (sources.log)                                       →  probe + sinks.file (counts/)
+ *                      →  event-time timestamps from ts  →  keyBy(user).window(tumbling 1 s)
+ *                                                           .aggregate(count)  →  sinks.file (windows/)
  *
- * Every click yields one output record `{ seq, user, page, pageViews, userClicks, emittedAt }`
- * (plus the probe's stamps), so the output can be checked click by click.
+ * The running counts give one output record per click `{ seq, user, page, pageViews, userClicks,
+ * appendedAt }` (plus the probe's stamps), so they can be checked click by click; the windows
+ * give one `{ user, start, clicks }` per user and window, checked against counts computed on the
+ * main thread. The main thread appends the clicks while the job runs (`demo-feed.ts`); the source
+ * ends once every partition holds all its clicks (`demo-log-source.ts`).
  *
- * The seam: the source and the sink are chosen in {@link clickStream} and {@link resultSink}
- * only. Today the clicks are generated from `sources.sequence` (deterministically, see
- * `demo-clicks.ts`) and the sink is `sinks.collect` (transactional under exactly-once). To run
- * the intended job, switch `clickStream` to read clicks appended to the embedded log, switch
- * `resultSink` to the transactional file sink, and add the windowed aggregation on `ts` after
- * the keyed counts; `demo-verify.ts` and the runner stay as they are.
- *
- * Arguments (strings, from the runner): `n` clicks, `rate` clicks/s in total, `users`,
- * `telemetry` (BroadcastChannel name, optional), `crashFile` and `crashAfter` (sink subtask 0
- * crashes on attempt 0 once it received that many clicks and a checkpoint completed; no crash
- * without `crashFile`).
+ * Arguments (strings, from the runner): `n` clicks, `users`, `partitions` of the topic, `log` (the log directory), `topic`,
+ * `counts` and `windows` (output directories), `telemetry` (BroadcastChannel name, optional),
+ * `crashFile` and `crashAfter` (the counts sink subtask 0 crashes on attempt 0 once it received
+ * that many clicks and a checkpoint completed; no crash without `crashFile`).
  */
 
 import type { DataStream } from '../api/data-stream.js';
@@ -24,21 +24,25 @@ import { defineJob } from '../api/define-job.js';
 import type { Collector, KeyedContext } from '../api/functions.js';
 import type { Sink } from '../api/source.js';
 import type { StreamEnvironment } from '../api/stream-environment.js';
-import { collect } from '../connectors/collect-sink.js';
-import { sequence } from '../connectors/sequence-source.js';
+import { windows } from '../api/windows.js';
+import { file } from '../connectors/file-sink.js';
+import { log } from '../connectors/log-source.js';
 import { InvalidOptionError } from '../errors.js';
-import { clickAt } from './demo-clicks.js';
+import { CLICK_MAX_LATENESS_MS, DEMO_WINDOW_MS, demoWindowStart, partitionEnd } from './demo-clicks.js';
+import { logUntilEnds } from './demo-log-source.js';
 import { type CrashPlan, probeSink } from './demo-probe-sink.js';
-import type { CountedClick, PageCountedClick, ProbeStamp, TimedClick } from './demo-records.js';
-import { TelemetryPoster, wallClockMs } from './demo-telemetry.js';
-
-/** Name of the collect sink: `JobResult.sinks[DEMO_SINK]` holds the output. */
-export const DEMO_SINK = 'counted-clicks';
+import type { CountedClick, LoggedClick, PageCountedClick, ProbeStamp, WindowCount } from './demo-records.js';
+import { TelemetryPoster } from './demo-telemetry.js';
 
 export interface DemoJobArgs {
   readonly n: number;
-  readonly rate: number;
   readonly users: number;
+  /** Partitions of the topic (click `seq` is in partition `seq mod partitions`). */
+  readonly partitions: number;
+  readonly log: string;
+  readonly topic: string;
+  readonly counts: string;
+  readonly windows: string;
   readonly telemetry: string | undefined;
   readonly crashFile: string | undefined;
   readonly crashAfter: number;
@@ -55,44 +59,59 @@ export function parseDemoJobArgs(args: Readonly<Record<string, string>>): DemoJo
     }
     return v;
   };
+  const path = (name: string): string => {
+    const v = args[name];
+    if (typeof v !== 'string' || v === '') {
+      throw new InvalidOptionError(`args.${name}`, `must be a non-empty path, got ${JSON.stringify(v)}`);
+    }
+    return v;
+  };
   return {
     n: Math.floor(num('n', 100_000, 1)),
-    rate: num('rate', 25_000, 1),
     users: Math.floor(num('users', 5_000, 1)),
+    partitions: Math.floor(num('partitions', 1, 1)),
+    log: path('log'),
+    topic: args.topic || 'clicks',
+    counts: path('counts'),
+    windows: path('windows'),
     telemetry: args.telemetry || undefined,
     crashFile: args.crashFile || undefined,
     crashAfter: Math.floor(num('crashAfter', 1, 1)),
   };
 }
 
-// ---- the seam: where the clicks come from and where the counts go ----------------------------
+// ---- the source: clicks the main thread appends to the embedded log ---------------------------
 
-/** Today: clicks generated from a rate-limited sequence (replayable: positions are checkpointed). */
+/**
+ * The clicks read from the log topic, unbounded while the main thread appends and ending at the
+ * partitions' known final ends. Reports, per partition, the highest click read (the progress bar).
+ */
 function clickStream(
   env: StreamEnvironment,
   a: DemoJobArgs,
-  telemetry: TelemetryPoster | null,
-): DataStream<TimedClick> {
+  partitions: number,
+  telemetry: (partition: number) => TelemetryPoster | null,
+): DataStream<LoggedClick> {
+  const source = logUntilEnds(log<LoggedClick>({ dir: a.log, topic: a.topic, startFrom: 'earliest' }), (p) =>
+    partitionEnd(a.n, p, partitions),
+  );
   return env
-    .fromSource(sequence({ from: 0, to: a.n, ratePerSec: a.rate }), 'click stream')
-    .map((seq: number, ctx): TimedClick => {
-      const emittedAt = wallClockMs();
-      if (telemetry?.due(emittedAt)) {
-        telemetry.post({ kind: 'read', subtask: ctx.subtaskIndex, attempt: ctx.attempt, seq, t: emittedAt });
+    .fromSource(source, 'clicks from the log')
+    .map((c: LoggedClick, ctx): LoggedClick => {
+      const partition = c.seq % partitions;
+      const poster = telemetry(partition);
+      const now = performance.timeOrigin + performance.now();
+      if (poster?.due(now)) {
+        poster.post({ kind: 'read', partition, attempt: ctx.attempt, seq: c.seq, t: now });
       }
-      return { ...clickAt(seq, a.users), emittedAt };
+      return c;
     })
-    .name('to click event');
-}
-
-/** Today: the collect sink (two-phase commit under exactly-once). */
-function resultSink(): Sink<CountedClick & ProbeStamp> {
-  return collect<CountedClick & ProbeStamp>(DEMO_SINK);
+    .name('progress');
 }
 
 // ---- the keyed counts -------------------------------------------------------------------------
 
-function countPageViews(c: TimedClick, ctx: KeyedContext<string>, out: Collector<PageCountedClick>): void {
+function countPageViews(c: LoggedClick, ctx: KeyedContext<string>, out: Collector<PageCountedClick>): void {
   const views = ctx.state.value<number>('views');
   const n = (views.value() ?? 0) + 1;
   views.update(n);
@@ -109,29 +128,62 @@ function countUserClicks(c: PageCountedClick, ctx: KeyedContext<string>, out: Co
     page: c.page,
     pageViews: c.pageViews,
     userClicks: n,
-    emittedAt: c.emittedAt,
+    appendedAt: c.appendedAt,
   });
 }
 
+/** Counts clicks of one key in one window; the accumulator is the output record. */
+const countPerWindow = {
+  createAccumulator: (): WindowCount => ({ user: '', start: 0, clicks: 0 }),
+  add: (c: LoggedClick, acc: WindowCount): WindowCount => ({
+    user: c.user,
+    start: demoWindowStart(c.ts),
+    clicks: acc.clicks + 1,
+  }),
+  getResult: (acc: WindowCount): WindowCount => acc,
+};
+
 export default defineJob((env, args) => {
   const a = parseDemoJobArgs(args);
-  // One poster per thread (each worker builds its own graph); the channel opens on first use.
-  const telemetry = a.telemetry ? new TelemetryPoster(a.telemetry) : null;
+  // The runner creates the topic with one partition per source subtask: each subtask then reads
+  // one partition, in seq order, so ts is never more than CLICK_MAX_LATENESS_MS behind the
+  // highest ts its watermark generator has seen and no click is late for its window.
+  const partitions = a.partitions;
+  // One poster per partition and thread (each worker builds its own graph); channels open on first use.
+  const posters = new Map<number, TelemetryPoster>();
+  const telemetry = (p: number): TelemetryPoster | null => {
+    if (!a.telemetry) return null;
+    let poster = posters.get(p);
+    if (!poster) posters.set(p, (poster = new TelemetryPoster(a.telemetry)));
+    return poster;
+  };
   const sinkTelemetry = a.telemetry ? new TelemetryPoster(a.telemetry) : null;
   const crash: CrashPlan | null = a.crashFile
-    ? {
-        subtask: 0,
-        afterRecords: a.crashAfter,
-        file: a.crashFile,
-      }
+    ? { subtask: 0, afterRecords: a.crashAfter, file: a.crashFile }
     : null;
-  clickStream(env, a, telemetry)
+  const clicks = clickStream(env, a, partitions, telemetry);
+
+  clicks
     .keyBy((c) => c.page)
     .process(countPageViews)
     .name('page views')
     .keyBy((c) => c.user)
     .process(countUserClicks)
     .name('user clicks')
-    .sinkTo(probeSink<CountedClick>(resultSink(), { telemetry: sinkTelemetry, crash }))
-    .name('probe + collect');
+    .sinkTo(probeSink<CountedClick>(countsSink(a), { telemetry: sinkTelemetry, crash }))
+    .name('probe + file sink (counts)');
+
+  clicks
+    .assignTimestampsAndWatermarks({ timestamp: (c) => c.ts, maxOutOfOrderness: CLICK_MAX_LATENESS_MS })
+    .name('event time')
+    .keyBy((c) => c.user)
+    .window(windows.tumbling({ size: DEMO_WINDOW_MS }))
+    .aggregate(countPerWindow)
+    .name('clicks per user per second')
+    .sinkTo(file<WindowCount>({ dir: a.windows, format: 'jsonl' }))
+    .name('file sink (windows)');
 });
+
+function countsSink(a: DemoJobArgs): Sink<CountedClick & ProbeStamp> {
+  return file<CountedClick & ProbeStamp>({ dir: a.counts, format: 'jsonl' });
+}

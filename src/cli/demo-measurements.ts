@@ -7,13 +7,15 @@ import type { CompletedCheckpointStats } from '../coordinator/job-client.js';
 import type { CheckpointMode } from '../coordinator/job-options.js';
 import { LatencyDistribution, type LatencySummary } from './demo-latency.js';
 import type { CrashReport } from './demo-probe-sink.js';
-import type { DemoOutputRecord } from './demo-records.js';
+import type { DemoOutputRecord, WindowCount } from './demo-records.js';
 import { type DemoExpectation, type DemoVerdict, verifyDemoOutput } from './demo-verify.js';
 
 /** Raw facts of one run; times are wall-clock ms (`performance.timeOrigin + performance.now()`). */
 export interface ModeObservation {
   readonly mode: CheckpointMode;
   readonly startedAt: number;
+  /** When the main thread started appending clicks (NaN: never). */
+  readonly appendStartedAt: number;
   readonly endedAt: number;
   readonly deployments: readonly {
     readonly attempt: number;
@@ -27,7 +29,10 @@ export interface ModeObservation {
   /** Records the sink stage received, per telemetry message. */
   readonly sinkTelemetry: readonly { readonly t: number; readonly records: number }[];
   readonly restarts: number;
+  /** The running-count records of the committed part files. */
   readonly output: readonly DemoOutputRecord[];
+  /** The window results of the committed part files. */
+  readonly windows: readonly WindowCount[];
 }
 
 export interface RecoveryMeasurement {
@@ -45,11 +50,14 @@ export interface RecoveryMeasurement {
 export interface ModeMeasurements {
   readonly mode: CheckpointMode;
   readonly durationMs: number;
-  /** Distinct clicks per second from the first emit to the last record at the sink. */
+  /** Distinct clicks per second from the first append to the last record at the sink. */
   readonly throughput: number;
-  /** Emit → sink stage. */
+  /** Append (main thread) → sink stage. */
   readonly latency: LatencySummary;
-  /** Emit → handed to the job client (under exactly-once: committed); null when not stamped. */
+  /**
+   * Append → in a committed part file, taken as the completion of the first checkpoint after the
+   * one the record was sealed after (or the job's end); null without output.
+   */
   readonly visibleLatency: LatencySummary | null;
   readonly latencyDistribution: LatencyDistribution;
   readonly checkpointsCompleted: number;
@@ -71,6 +79,8 @@ export interface ModeMeasurements {
   }[];
   readonly crashTime: number | null;
   readonly redeployTime: number | null;
+  /** Seconds since start when appending began; null when it never did. */
+  readonly appendStartTime: number | null;
 }
 
 export const TIMELINE_BIN_MS = 250;
@@ -78,18 +88,19 @@ export const TIMELINE_BIN_MS = 250;
 export function measureMode(o: ModeObservation, expected: DemoExpectation): ModeMeasurements {
   const latency = new LatencyDistribution();
   const visible = new LatencyDistribution();
-  let firstEmit = Number.POSITIVE_INFINITY;
+  const visibleAt = commitTimes(o.checkpoints, o.endedAt);
+  let firstAppend = Number.POSITIVE_INFINITY;
   let lastReceive = Number.NEGATIVE_INFINITY;
   let firstAfterRestore = Number.POSITIVE_INFINITY;
   for (const r of o.output) {
-    latency.record(r.receivedAt - r.emittedAt);
-    if (r.visibleAt !== undefined) visible.record(r.visibleAt - r.emittedAt);
-    if (r.emittedAt < firstEmit) firstEmit = r.emittedAt;
+    latency.record(r.receivedAt - r.appendedAt);
+    visible.record(visibleAt(r.sealedAfter) - r.appendedAt);
+    if (r.appendedAt < firstAppend) firstAppend = r.appendedAt;
     if (r.receivedAt > lastReceive) lastReceive = r.receivedAt;
     if (r.attempt > 0 && r.receivedAt < firstAfterRestore) firstAfterRestore = r.receivedAt;
   }
-  const verdict = verifyDemoOutput(o.mode, o.output, expected);
-  const span = lastReceive - firstEmit;
+  const verdict = verifyDemoOutput(o.mode, o.output, o.windows, expected);
+  const span = lastReceive - firstAppend;
   const cps = o.checkpoints.map((c) => c.stats);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
 
@@ -130,6 +141,29 @@ export function measureMode(o: ModeObservation, expected: DemoExpectation): Mode
     })),
     crashTime: o.crash ? sec(o.crash.at) : null,
     redeployTime: redeploy ? sec(redeploy.at) : null,
+    appendStartTime: Number.isFinite(o.appendStartedAt) ? sec(o.appendStartedAt) : null,
+  };
+}
+
+/**
+ * When a record sealed after checkpoint `sealedAfter` became visible: the completion of the first
+ * completed checkpoint with a higher id (its barrier sealed the record's part file, or a later
+ * one's did when that one was aborted), else `end` (the part was committed at the end of input).
+ */
+export function commitTimes(
+  checkpoints: readonly { readonly at: number; readonly stats: { readonly checkpointId: number } }[],
+  end: number,
+): (sealedAfter: number) => number {
+  const sorted = [...checkpoints].sort((a, b) => a.stats.checkpointId - b.stats.checkpointId);
+  return (sealedAfter) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid].stats.checkpointId <= sealedAfter) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < sorted.length ? sorted[lo].at : end;
   };
 }
 

@@ -1,12 +1,18 @@
 /**
  * The demo's measuring sink stage: wraps the real sink and, per record, stamps the receive time
  * and the attempt (the end of the end-to-end latency), reports throughput over the telemetry
- * channel, and, when a crash is planned, kills its worker thread once enough records passed AND
- * at least one checkpoint completed in this subtask — so recovery always has a checkpoint to
- * restore from. The crash time is written to a file first: a dying worker's memory is lost.
+ * channel, and, when a crash is planned, kills its worker thread at the first checkpoint barrier
+ * after enough records passed AND at least one checkpoint completed in this subtask — so
+ * recovery always has a checkpoint to restore from. It dies right after the inner sink
+ * pre-committed, before it acknowledges: the checkpoint can never complete, and the crash lands
+ * in the window that tells the modes apart (the file sink under at-least-once has already made
+ * the part visible, under exactly-once the part is only pending and is discarded on restore).
+ * The crash time is written to a file first: a dying worker's memory is lost.
  *
- * For sinks that hand records to the job client (`ctx.deliver`, the collect sink), it also stamps
- * when each record was handed over: under exactly-once that is when its checkpoint committed.
+ * It also stamps the last checkpoint it pre-committed before each record (`sealedAfter`): the
+ * inner sink (the file sink) makes a record visible at the first checkpoint after that one (under
+ * exactly-once when the checkpoint completes, under at-least-once at its barrier), which lets the
+ * main thread compute when each record became visible without the runtime's help.
  */
 
 import { writeFileSync } from 'node:fs';
@@ -17,7 +23,10 @@ import { type TelemetryPoster, wallClockMs } from './demo-telemetry.js';
 export interface CrashPlan {
   /** Sink subtask that crashes (on attempt 0 only). */
   readonly subtask: number;
-  /** Records that subtask receives before it crashes (if a checkpoint has completed by then). */
+  /**
+   * Records that subtask receives before it crashes, at the next barrier (if a checkpoint has
+   * completed by then).
+   */
   readonly afterRecords: number;
   /** Where the crashing worker writes its {@link CrashReport} just before it exits. */
   readonly file: string;
@@ -30,6 +39,8 @@ export interface CrashReport {
   readonly recordsReceived: number;
   /** Checkpoints this subtask had seen complete when it crashed (≥ 1 by construction). */
   readonly checkpointsCompleted: number;
+  /** The checkpoint whose barrier it crashed at (pre-committed, never acknowledged). */
+  readonly atBarrierOf: number;
 }
 
 export interface ProbeOptions {
@@ -42,15 +53,7 @@ export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options
     type: `probe(${inner.type})`,
     name: inner.name,
     createWriter(ctx: SinkContext): SinkWriter<T> {
-      const deliveringCtx: SinkContext = {
-        ...ctx,
-        deliver(sinkName, records, transactionId) {
-          const now = wallClockMs();
-          for (const r of records) (r as ProbeStamp).visibleAt = now;
-          ctx.deliver(sinkName, records, transactionId);
-        },
-      };
-      return new ProbeWriter<T>(inner.createWriter(deliveringCtx), ctx, options);
+      return new ProbeWriter<T>(inner.createWriter(ctx), ctx, options);
     },
   };
 }
@@ -64,10 +67,12 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
   #received = 0;
   #unreported = 0;
   #checkpointsCompleted = 0;
+  #sealedAfter: number;
 
   constructor(inner: SinkWriter<T & ProbeStamp>, ctx: SinkContext, options: ProbeOptions) {
     this.#inner = inner;
     this.#ctx = ctx;
+    this.#sealedAfter = ctx.restoredCheckpointId ?? 0;
     this.#telemetry = options.telemetry;
     const c = options.crash;
     this.#crash = c && ctx.attempt === 0 && ctx.subtaskIndex === c.subtask ? c : null;
@@ -78,17 +83,20 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
     const stamped = value as T & ProbeStamp;
     stamped.receivedAt = now;
     stamped.attempt = this.#ctx.attempt;
+    stamped.sealedAfter = this.#sealedAfter;
     this.#received++;
     this.#unreported++;
     if (this.#telemetry?.due(now)) this.#report(now);
-    if (this.#crash && this.#checkpointsCompleted > 0 && this.#received >= this.#crash.afterRecords) {
-      this.#die(this.#crash, now);
-    }
     this.#inner.write(stamped);
   }
 
   preCommit(checkpointId: number): unknown[] {
-    return this.#inner.preCommit?.(checkpointId) ?? [];
+    const state = this.#inner.preCommit?.(checkpointId) ?? [];
+    this.#sealedAfter = checkpointId;
+    if (this.#crash && this.#checkpointsCompleted > 0 && this.#received >= this.#crash.afterRecords) {
+      this.#die(this.#crash, wallClockMs(), checkpointId);
+    }
+    return state;
   }
 
   notifyCheckpointComplete(checkpointId: number): void {
@@ -121,13 +129,14 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
     this.#unreported = 0;
   }
 
-  #die(plan: CrashPlan, now: number): never {
+  #die(plan: CrashPlan, now: number, checkpointId: number): never {
     this.#report(now);
     const report: CrashReport = {
       at: now,
       subtask: this.#ctx.subtaskIndex,
       recordsReceived: this.#received,
       checkpointsCompleted: this.#checkpointsCompleted,
+      atBarrierOf: checkpointId,
     };
     writeFileSync(plan.file, JSON.stringify(report));
     // process.exit in a worker thread ends that thread only: the runtime sees a dead task.

@@ -13,6 +13,8 @@ export interface ProgressStream {
 export interface ProgressState {
   /** Input records read so far (rewinds after a restore). */
   readonly done: number;
+  /** Input records appended so far (the demo's feed), when known. */
+  readonly appended?: number;
   readonly attempt: number;
   readonly checkpoints: number;
 }
@@ -73,12 +75,15 @@ export class ProgressReporter {
   #line(): string {
     const s = this.#state;
     const pct = (this.#fraction() * 100).toFixed(0).padStart(3);
-    return `[${this.#label}] ${pct}% ${s.done.toLocaleString('en-US')}/${this.#total.toLocaleString('en-US')} clicks read, checkpoints ${s.checkpoints}, attempt ${s.attempt}`;
+    const appended = s.appended === undefined ? '' : ` (${s.appended.toLocaleString('en-US')} appended)`;
+    return `[${this.#label}] ${pct}% ${s.done.toLocaleString('en-US')}/${this.#total.toLocaleString('en-US')} clicks read${appended}, checkpoints ${s.checkpoints}, attempt ${s.attempt}`;
   }
 
   #drawBar(): void {
-    const text = this.#line();
-    const width = Math.max(10, Math.min(40, (this.#out.columns ?? 80) - text.length - 4));
+    const columns = this.#out.columns ?? 80;
+    const width = Math.max(10, Math.min(40, columns - this.#line().length - 4));
+    // The line must not wrap: `\r` and clear-line only redraw the terminal's current row.
+    const text = this.#line().slice(0, Math.max(0, columns - width - 4));
     const filled = Math.round(this.#fraction() * width);
     const bar = `\r\x1b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${text}`;
     if (bar === this.#lastBar && this.#barShown) return;

@@ -2,14 +2,17 @@
 
 import type { ClickEvent } from './demo-clicks.js';
 
-/** A click as the source stage emits it, stamped with its emit time. */
-export interface TimedClick extends ClickEvent {
-  /** Wall-clock ms (`performance.timeOrigin + performance.now()`) when the source emitted it. */
-  readonly emittedAt: number;
+/** A click as the main thread appends it to the log: stamped with its append time. */
+export interface LoggedClick extends ClickEvent {
+  /**
+   * Wall-clock ms (`performance.timeOrigin + performance.now()`) when the main thread handed the
+   * click's batch to `topic.append`.
+   */
+  readonly appendedAt: number;
 }
 
 /** After the page-keyed count: views of this page so far, including this click. */
-export interface PageCountedClick extends TimedClick {
+export interface PageCountedClick extends LoggedClick {
   readonly pageViews: number;
 }
 
@@ -21,7 +24,7 @@ export interface CountedClick {
   readonly pageViews: number;
   /** Clicks of this user so far, including this click. */
   readonly userClicks: number;
-  readonly emittedAt: number;
+  readonly appendedAt: number;
 }
 
 /** What the probe sink stamps on each record before the real sink takes it. */
@@ -31,11 +34,19 @@ export interface ProbeStamp {
   /** `ctx.attempt` of the sink subtask that received it (0 before the crash). */
   attempt: number;
   /**
-   * Wall-clock ms when the sink handed the record to the job client (for the collect sink under
-   * exactly-once: when its checkpoint committed). Absent for sinks that do not deliver.
+   * The last checkpoint the sink subtask had pre-committed before the record arrived (the
+   * restored one, or 0, before its first): the record is in a part file sealed by a later
+   * checkpoint, so it becomes visible when the first completed checkpoint after this one does.
    */
-  visibleAt?: number;
+  sealedAfter: number;
 }
 
-/** One record of the demo's output, as the job client collects it. */
+/** One record of the running-count output, as read back from the committed part files. */
 export type DemoOutputRecord = CountedClick & ProbeStamp;
+
+/** One record of the windowed output: clicks of `user` with `ts` in `[start, start + 1 s)`. */
+export interface WindowCount {
+  readonly user: string;
+  readonly start: number;
+  readonly clicks: number;
+}

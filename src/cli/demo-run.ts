@@ -1,29 +1,36 @@
 /**
  * Runs the demo job once in one checkpointing mode, with a worker crash planned, and records what
- * happened: job client events, telemetry from the workers, the crash report, the output. All
- * files (checkpoints, the crash report) live in a temporary directory removed afterwards.
+ * happened: job client events, telemetry from the workers, the crash report, the output. The
+ * main thread creates the log topic, starts the job and appends the clicks while it runs
+ * (`demo-feed.ts`); when the job has finished it reads the committed part files of both file
+ * sinks back. All files (log, checkpoints, part files, the crash report) live in a temporary
+ * directory removed afterwards.
  */
 
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initialSplit } from '../connectors/sequence-source.js';
-import { type CompletedCheckpointStats, startJob } from '../coordinator/job-client.js';
+import { type CompletedCheckpointStats, type JobResult, startJob } from '../coordinator/job-client.js';
 import type { CheckpointMode } from '../coordinator/job-options.js';
-import { DEMO_SINK } from './demo-job.js';
+import { openLog } from '../log/log.js';
+import { type ClickFeed, feedClicks } from './demo-feed.js';
 import type { ModeObservation } from './demo-measurements.js';
 import type { CrashReport } from './demo-probe-sink.js';
 import { ProgressReporter, type ProgressStream } from './demo-progress.js';
-import type { DemoOutputRecord } from './demo-records.js';
+import type { DemoOutputRecord, LoggedClick, WindowCount } from './demo-records.js';
 import { listenTelemetry, wallClockMs } from './demo-telemetry.js';
+
+/** Appending starts at the first completed checkpoint, or after this long without one. */
+const FEED_START_FALLBACK_MS = 5000;
 
 export interface DemoRunConfig {
   /** Clicks in the stream. */
   readonly records: number;
-  /** Clicks per second offered by the source, in total. */
+  /** Clicks per second the main thread appends to the log. */
   readonly rate: number;
   readonly users: number;
+  /** Of every operator; also the topic's partition count. */
   readonly parallelism: number;
   readonly checkpointIntervalMs: number;
   /** Sink subtask 0 crashes after this fraction of its share of the clicks (and ≥ 1 checkpoint). */
@@ -39,16 +46,17 @@ export async function runDemoMode(
   const crashFile = join(dir, 'crash.json');
   const telemetryName = `weir-demo:${process.pid}:${randomUUID()}`;
   const progress = new ProgressReporter(progressOut, mode, config.records);
+  const partitions = config.parallelism;
 
-  const readBySubtask = new Map<number, { attempt: number; seq: number }>();
+  const readByPartition = new Map<number, { attempt: number; seq: number }>();
   const sinkTelemetry: { t: number; records: number }[] = [];
   const listener = listenTelemetry(telemetryName, (m) => {
     switch (m.kind) {
       case 'read': {
         // Messages of an older attempt may arrive after the new attempt's first ones.
-        const prev = readBySubtask.get(m.subtask);
-        if (!prev || m.attempt >= prev.attempt)
-          readBySubtask.set(m.subtask, { attempt: m.attempt, seq: m.seq });
+        const prev = readByPartition.get(m.partition);
+        if (!prev || m.attempt > prev.attempt || (m.attempt === prev.attempt && m.seq > prev.seq))
+          readByPartition.set(m.partition, { attempt: m.attempt, seq: m.seq });
         break;
       }
       case 'sink':
@@ -60,17 +68,16 @@ export async function runDemoMode(
       }
     }
   });
-  // Shown progress changes only when every source subtask reported from the newest attempt, so
-  // that after a restore it rewinds once instead of mixing positions from two attempts.
+  // Shown progress changes only when every partition reported from the newest attempt, so that
+  // after a restore it rewinds once instead of mixing positions from two attempts. Click `seq`
+  // is at offset floor(seq / partitions) of its partition.
   let shownRead = 0;
   const read = (): number => {
-    const entries = [...readBySubtask.values()];
+    const entries = [...readByPartition.values()];
     const newest = Math.max(0, ...entries.map((e) => e.attempt));
     if (entries.some((e) => e.attempt !== newest)) return shownRead;
     let total = 0;
-    for (const [subtask, { seq }] of readBySubtask) {
-      total += seq - initialSplit(0, config.records, subtask, config.parallelism).start + 1;
-    }
+    for (const { seq } of entries) total += Math.floor(seq / partitions) + 1;
     return (shownRead = total);
   };
 
@@ -78,16 +85,32 @@ export async function runDemoMode(
   const failures: { at: number; cause: string }[] = [];
   const checkpoints: { at: number; stats: CompletedCheckpointStats }[] = [];
   let attempt = 0;
-  const state = () => ({ done: read(), attempt, checkpoints: checkpoints.length });
+  let feed: ClickFeed | null = null;
+  let feedStartedAt = Number.NaN;
+  const state = () => ({
+    done: read(),
+    appended: feed?.appended() ?? 0,
+    attempt,
+    checkpoints: checkpoints.length,
+  });
   let ticker: ReturnType<typeof setInterval> | undefined;
+  const logDir = join(dir, 'log');
+  const countsDir = join(dir, 'counts');
+  const windowsDir = join(dir, 'windows');
+  const log = openLog(logDir);
   try {
+    const topic = log.topic<LoggedClick>('clicks', { partitions });
     const startedAt = wallClockMs();
     const client = await startJob(new URL('./demo-job.js', import.meta.url), {
       parallelism: config.parallelism,
       args: {
         n: String(config.records),
-        rate: String(config.rate),
         users: String(config.users),
+        partitions: String(partitions),
+        log: logDir,
+        topic: 'clicks',
+        counts: countsDir,
+        windows: windowsDir,
         telemetry: telemetryName,
         crashFile,
         crashAfter: String(Math.max(1, Math.floor((config.crashAt * config.records) / config.parallelism))),
@@ -118,15 +141,51 @@ export async function runDemoMode(
       warned.add(e.message);
     });
     ticker = setInterval(() => progress.update(state()), 100);
-    const result = await client.done;
+    // The main thread appends once the job is running (its first checkpoint completed: every
+    // task is up), so that the latency figures are not dominated by the clicks that pile up
+    // while worker threads start; a fallback timer starts it anyway.
+    const startFeed = () => {
+      if (feed) return;
+      clearTimeout(feedFallback);
+      const clicks = feedClicks(topic, {
+        n: config.records,
+        users: config.users,
+        rate: config.rate,
+        partitions,
+      });
+      feed = clicks;
+      feedStartedAt = wallClockMs();
+      // A failed append would leave the job waiting for clicks that never come: cancel it.
+      clicks.done.catch((e: unknown) => {
+        progress.event(`appending clicks failed: ${(e as Error).message}`);
+        void client.cancel();
+      });
+    };
+    const feedFallback = setTimeout(startFeed, FEED_START_FALLBACK_MS);
+    client.on('checkpoint', startFeed);
+    let result: JobResult;
+    try {
+      result = await client.done;
+    } finally {
+      clearTimeout(feedFallback);
+      const f = feed as ClickFeed | null;
+      f?.stop();
+      await f?.done.catch(() => undefined);
+    }
     const endedAt = wallClockMs();
     clearInterval(ticker);
     ticker = undefined;
-    progress.finish({ done: config.records, attempt, checkpoints: checkpoints.length });
+    progress.finish({
+      done: config.records,
+      appended: (feed as ClickFeed | null)?.appended() ?? 0,
+      attempt,
+      checkpoints: checkpoints.length,
+    });
     const crash = existsSync(crashFile) ? (JSON.parse(readFileSync(crashFile, 'utf8')) as CrashReport) : null;
     return {
       mode,
       startedAt,
+      appendStartedAt: feedStartedAt,
       endedAt,
       deployments,
       failures,
@@ -134,11 +193,30 @@ export async function runDemoMode(
       crash,
       sinkTelemetry,
       restarts: result.restarts,
-      output: (result.sinks[DEMO_SINK] ?? []) as DemoOutputRecord[],
+      output: readCommittedJsonl<DemoOutputRecord>(countsDir),
+      windows: readCommittedJsonl<WindowCount>(windowsDir),
     };
   } finally {
     if (ticker) clearInterval(ticker);
     listener.close();
+    await log.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The records of the committed part files of a file sink's directory: by the file sink's
+ * contract the only files whose names end in `.jsonl` (staged parts are hidden dot-files with
+ * other endings). A missing directory (nothing ever committed) reads as no records.
+ */
+export function readCommittedJsonl<T>(dir: string): T[] {
+  if (!existsSync(dir)) return [];
+  const out: T[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith('.jsonl') || name.startsWith('.')) continue;
+    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
+      if (line !== '') out.push(JSON.parse(line) as T);
+    }
+  }
+  return out;
 }

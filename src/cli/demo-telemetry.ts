@@ -11,10 +11,10 @@
 import { BroadcastChannel } from 'node:worker_threads';
 
 export type TelemetryMessage =
-  /** The highest sequence number a source subtask has emitted so far in this attempt. */
+  /** The highest click (sequence number) read so far from a log partition in this attempt. */
   | {
       readonly kind: 'read';
-      readonly subtask: number;
+      readonly partition: number;
       readonly attempt: number;
       readonly seq: number;
       readonly t: number;

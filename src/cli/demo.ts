@@ -1,8 +1,10 @@
 /**
- * `weir demo` (what `npm start` runs): the demo job (see `demo-job.ts`) twice, exactly-once and
- * at-least-once, each with a worker crash after a completed checkpoint; then a side-by-side
- * table on stdout and a self-contained HTML report. Exit code 1 when a correctness check fails
- * (exactly-once: output not exact; at-least-once: a click lost).
+ * `weir demo` (what `npm start` runs): the demo job (see `demo-job.ts`: clicks the main thread
+ * appends to the embedded log, keyed counts and a windowed aggregation, two transactional file
+ * sinks) twice, exactly-once and at-least-once, each with a worker crash after a completed
+ * checkpoint; then a side-by-side table on stdout and a self-contained HTML report. Exit code 1
+ * when a correctness check fails (exactly-once: output not exact; at-least-once: a click or a
+ * window's clicks lost).
  *
  * Sizes come from {@link DemoOptions} (the e2e test runs a small one) or, from the CLI, from the
  * environment: WEIR_DEMO_RECORDS, WEIR_DEMO_RATE, WEIR_DEMO_OUT.
@@ -97,7 +99,7 @@ export async function runDemoWith(options: DemoOptions = {}): Promise<DemoOutcom
   for (const line of describeDemoJob(config)) say(`  ${line}`);
   const expectation = computeExpectation(config.records, config.users);
   say(
-    `  Expected output computed on the main thread without weir: ${expectation.pageClicks.size} pages, ${expectation.userClicks.size} users.`,
+    `  Expected output computed on the main thread without weir: ${expectation.pageClicks.size} pages, ${expectation.userClicks.size.toLocaleString('en-US')} users, ${expectation.windowClicks.size.toLocaleString('en-US')} (user, window) results.`,
   );
   say();
 

@@ -1,13 +1,16 @@
 /**
- * `weir demo` end to end at a reduced size: both modes run in real worker threads with a real
- * worker crash after a completed checkpoint; the exactly-once output must be exact, the
- * at-least-once output must lose nothing, and the HTML report must be written.
+ * `weir demo` end to end at a reduced size: the main thread appends clicks to the embedded log
+ * while both modes run in real worker threads with a real worker crash after a completed
+ * checkpoint; the exactly-once output read back from the committed part files must be exact
+ * (running counts and window results, against the main thread's oracle), the at-least-once
+ * output must lose nothing, and the HTML report must be written.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDemoWith } from '../../dist/cli/demo.js';
+import { computeExpectation } from '../../dist/cli/demo-verify.js';
 import { threadCount, threadCountSettles } from './helpers.js';
 
 const outDir = mkdtempSync(join(tmpdir(), 'weir-demo-e2e-'));
@@ -19,7 +22,7 @@ describe('weir demo (reduced size)', () => {
     const stdout: string[] = [];
     const stderr: string[] = [];
     const outcome = await runDemoWith({
-      records: 12_000,
+      records: 16_000,
       rate: 8_000,
       users: 500,
       checkpointIntervalMs: 100,
@@ -31,15 +34,28 @@ describe('weir demo (reduced size)', () => {
     expect(outcome.exitCode).toBe(0);
     const [eo, alo] = outcome.runs;
     expect(eo.mode).toBe('exactly-once');
+    const windows = computeExpectation(16_000, 500).windowClicks.size;
+    expect(windows).toBeGreaterThan(500);
     expect(eo.verdict).toMatchObject({
       ok: true,
-      records: 12_000,
+      records: 16_000,
       missing: 0,
       duplicates: 0,
       countErrors: 0,
+      windowRecords: windows,
+      windowsLost: 0,
+      windowDuplicates: 0,
+      windowCountErrors: 0,
+      windowsCorrupt: 0,
     });
     expect(alo.mode).toBe('at-least-once');
-    expect(alo.verdict).toMatchObject({ ok: true, missing: 0, corrupt: 0 });
+    expect(alo.verdict).toMatchObject({
+      ok: true,
+      missing: 0,
+      corrupt: 0,
+      windowsLost: 0,
+      windowsCorrupt: 0,
+    });
     for (const m of outcome.runs) {
       // one crash, after a checkpoint had completed: recovery restored from it
       expect(m.restarts, m.mode).toBe(1);
@@ -49,6 +65,8 @@ describe('weir demo (reduced size)', () => {
       expect(m.checkpointsCompleted, m.mode).toBeGreaterThan(1);
       expect(m.latency.count, m.mode).toBe(m.verdict.records);
       expect(m.throughput, m.mode).toBeGreaterThan(0);
+      expect(m.visibleLatency?.count, m.mode).toBe(m.verdict.records);
+      expect(m.appendStartTime, m.mode).not.toBeNull();
     }
 
     expect(outcome.reportPath).toBe(join(outDir, 'report.html'));
@@ -60,10 +78,14 @@ describe('weir demo (reduced size)', () => {
     expect(existsSync(join(outDir, 'summary.json'))).toBe(true);
 
     const printed = stdout.join('');
-    expect(printed).toMatch(/correctness\s+exact: 12,000 clicks, each once, counts exact\s+nothing lost;/);
+    expect(printed).toMatch(
+      /correctness\s+exact: 16,000 clicks, each once, counts exact; [\d,]+ windows exact\s+nothing lost;/,
+    );
+    expect(printed).toMatch(/appends a click stream of 16,000 clicks .* to a topic of the embedded log/);
     expect(printed).toContain(`report: ${outcome.reportPath}`);
     const progress = stderr.join('');
     expect(progress).toMatch(/\[exactly-once\] worker crashed/);
+    expect(progress).toMatch(/\[at-least-once\] 100% 16,000\/16,000 clicks read \(16,000 appended\)/);
     expect(progress).toMatch(/\[at-least-once\] attempt 1 deployed, restored from checkpoint \d+/);
     expect(progress).not.toMatch(/\r/);
     expect(await threadCountSettles(before)).toBe(before);

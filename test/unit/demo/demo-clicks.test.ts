@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CLICK_EPOCH_MS, CLICK_MAX_LATENESS_MS, clickAt, DEMO_PAGES } from '../../../src/cli/demo-clicks.js';
+import {
+  CLICK_EPOCH_MS,
+  CLICK_MAX_LATENESS_MS,
+  clickAt,
+  DEMO_PAGES,
+  DEMO_WINDOW_MS,
+  demoWindowStart,
+} from '../../../src/cli/demo-clicks.js';
 
 describe('clickAt', () => {
   it('is deterministic and keeps the sequence number', () => {
@@ -40,5 +47,22 @@ describe('clickAt', () => {
     expect(tooLate).toBe(0);
     expect(maxLateness).toBeGreaterThan(CLICK_MAX_LATENESS_MS / 2); // really out of order
     expect(maxSeen).toBeGreaterThan(CLICK_EPOCH_MS + 7000); // and advancing
+  });
+});
+
+describe('demoWindowStart', () => {
+  it('is the start of the 1 s tumbling window holding ts', () => {
+    for (const ts of [
+      CLICK_EPOCH_MS,
+      CLICK_EPOCH_MS + 999,
+      CLICK_EPOCH_MS + 1000,
+      CLICK_EPOCH_MS - 1,
+      1234,
+    ]) {
+      const start = demoWindowStart(ts);
+      expect(start % DEMO_WINDOW_MS, String(ts)).toBe(0);
+      expect(ts - start, String(ts)).toBeGreaterThanOrEqual(0);
+      expect(ts - start, String(ts)).toBeLessThan(DEMO_WINDOW_MS);
+    }
   });
 });

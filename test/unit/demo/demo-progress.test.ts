@@ -16,7 +16,7 @@ describe('ProgressReporter', () => {
     p.update({ done: 200, attempt: 0, checkpoints: 1 }, 500); // throttled
     p.event('worker crashed');
     p.update({ done: 300, attempt: 1, checkpoints: 2 }, 2100);
-    p.finish({ done: 1000, attempt: 1, checkpoints: 3 });
+    p.finish({ done: 1000, appended: 1000, attempt: 1, checkpoints: 3 });
     const text = out.chunks.join('');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting their absence
     expect(text).not.toMatch(/[\r\x1b]/);
@@ -24,7 +24,7 @@ describe('ProgressReporter', () => {
       '[exactly-once]  10% 100/1,000 clicks read, checkpoints 1, attempt 0',
       '[exactly-once] worker crashed',
       '[exactly-once]  30% 300/1,000 clicks read, checkpoints 2, attempt 1',
-      '[exactly-once] 100% 1,000/1,000 clicks read, checkpoints 3, attempt 1',
+      '[exactly-once] 100% 1,000/1,000 clicks read (1,000 appended), checkpoints 3, attempt 1',
     ]);
   });
 
@@ -56,5 +56,21 @@ describe('ProgressReporter', () => {
     p.event('something');
     expect(out.chunks).toHaveLength(4);
     expect(out.chunks[3]).toBe(out.chunks[0]);
+  });
+
+  it('on a TTY never draws a line wider than the terminal (it would wrap and break the redraw)', () => {
+    const out = {
+      isTTY: true,
+      columns: 60,
+      chunks: [] as string[],
+      write(c: string) {
+        this.chunks.push(c);
+      },
+    };
+    const p = new ProgressReporter(out, 'at-least-once', 250_000);
+    p.update({ done: 128_996, appended: 131_761, attempt: 1, checkpoints: 12 }, 0);
+    const drawn = out.chunks[0].replace('\r\x1b[2K', '');
+    expect(drawn.length).toBeLessThan(60);
+    expect(drawn).toMatch(/^\[#+-+\] \[at-least-once\] {2}52% 128,996/);
   });
 });
