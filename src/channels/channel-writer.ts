@@ -88,6 +88,8 @@ export class ChannelWriter {
   readonly #controlScratch = createControlScratch();
   /** Records of the open batch. Invariant: shorter than batchRecords between calls. */
   #batch: unknown[] = [];
+  /** Set by {@link interruptWait}; consumed by the next {@link waitForCapacity}. */
+  #interrupted = false;
   /** Average encoded bytes per record of the last batch; drives the batchBytes estimate. */
   #avgRecordBytes = 16;
   /** FIFO of frames waiting for ring space; entries before #pendingHead are already published. */
@@ -180,8 +182,22 @@ export class ChannelWriter {
       this.#drain();
       this.#ringIfPublished();
       if (!this.backlogged) return;
+      if (this.#interrupted) {
+        this.#interrupted = false;
+        return; // still backlogged: the caller serves what interrupted it, then waits again
+      }
       await this.ring.parkWriterAsync(this.#nextPendingSize());
     }
+  }
+
+  /**
+   * Makes a pending (or the next) {@link waitForCapacity} return even though the channel is still
+   * backlogged, so the producing task can serve a control command — a cancel must not wait for a
+   * consumer that stopped reading.
+   */
+  interruptWait(): void {
+    this.#interrupted = true;
+    this.ring.interruptWriterPark();
   }
 
   /**

@@ -284,6 +284,16 @@ export class RingBuffer {
     return (w - r) >>> 0;
   }
 
+  /**
+   * Writer only: wakes this writer's own pending {@link parkWriterAsync} (its thread has something
+   * else to do, e.g. serve a cancel while the consumer no longer reads); the waiter re-checks.
+   */
+  interruptWriterPark(): void {
+    if (Atomics.exchange(this.#header, RING_WRITER_WAITING, 0) !== 0) {
+      Atomics.notify(this.#header, RING_WRITER_WAITING);
+    }
+  }
+
   // ---------- either side ----------
 
   /**

@@ -23,7 +23,7 @@ import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
-import { type DeployedTask, Execution } from './scheduler.js';
+import { type DeployedTask, Execution, TaskPool } from './scheduler.js';
 
 /** Per-operator totals over all subtasks of the last attempt. */
 export interface OperatorSummary {
@@ -187,6 +187,9 @@ export class JobClient extends EventEmitter {
     this.#checkpointing = checkpoints;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
     const stateDir = this.options.stateBackend === 'lmdb' ? createStateDir() : undefined;
+    // One set of worker threads for every attempt: a restart reuses the threads of tasks that
+    // stopped cleanly (see TaskPool).
+    const pool = new TaskPool(this.plan.vertices.reduce((n, v) => n + v.parallelism, 0));
     try {
       let restore = checkpoints ? checkpoints.initialRestore() : null;
       for (;;) {
@@ -206,6 +209,7 @@ export class JobClient extends EventEmitter {
             stateBackend: this.options.stateBackend,
             stateDir,
             restore,
+            pool,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );
@@ -254,6 +258,7 @@ export class JobClient extends EventEmitter {
         }
       }
     } finally {
+      await pool.close();
       await checkpoints?.close();
       if (stateDir) removeStateDir(stateDir);
     }

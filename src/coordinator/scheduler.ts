@@ -48,6 +48,61 @@ export interface ExecutionOptions {
   readonly restore: ReadonlyMap<string, TaskRestoreState> | null;
   /** Worker resource limits (piscina `resourceLimits`). */
   readonly resourceLimits?: { maxOldGenerationSizeMb?: number };
+  /** Threads shared by the attempts of one job; without it the execution has its own pool. */
+  readonly pool?: TaskPool;
+}
+
+function createPiscina(
+  size: number,
+  idleTimeout: number,
+  resourceLimits?: { maxOldGenerationSizeMb?: number },
+) {
+  return new Piscina({
+    filename: new URL('../worker/task-entry.js', import.meta.url).href,
+    // No minimum: piscina replaces a crashed worker to keep minThreads, and a replacement
+    // spawned during teardown could outlive destroy(). Tasks are all queued at once, so
+    // piscina still starts one thread per task.
+    minThreads: 0,
+    maxThreads: size,
+    concurrentTasksPerWorker: 1,
+    idleTimeout,
+    atomics: 'disabled',
+    resourceLimits,
+  });
+}
+
+/**
+ * The worker threads of one job, shared by its attempts. A restart reuses the threads whose
+ * tasks stopped cleanly when cancelled — their modules (weir, lmdb, the job module) are loaded
+ * already, which is most of what deploying a task costs — and starts new ones only for threads
+ * that died (process.exit) or were discarded. When some task did not stop within the grace
+ * period, every thread is terminated ({@link discard}) and the next attempt starts fresh ones.
+ * Module-level variables of a job module therefore survive a restart in a reused thread (as
+ * static fields survive in a reused Flink TaskManager); state belongs in `ctx.state`.
+ */
+export class TaskPool {
+  #pool: Piscina | null = null;
+  constructor(
+    readonly size: number,
+    readonly resourceLimits?: { maxOldGenerationSizeMb?: number },
+  ) {}
+
+  acquire(): Piscina {
+    // Idle threads live long enough to be reused by a restart after a backoff delay.
+    this.#pool ??= createPiscina(this.size, 60_000, this.resourceLimits);
+    return this.#pool;
+  }
+
+  /** Terminates every thread; the next {@link acquire} starts new ones. */
+  async discard(): Promise<void> {
+    const pool = this.#pool;
+    this.#pool = null;
+    await pool?.destroy();
+  }
+
+  close(): Promise<void> {
+    return this.discard();
+  }
 }
 
 export interface DeployedTask {
@@ -79,7 +134,7 @@ function allocateRings(plan: ExecutionPlan, ringBytes: number): Map<string, Shar
 }
 
 /** How long cancelled tasks get to stop by themselves before their workers are terminated, ms. */
-const CANCEL_GRACE_MS = 1000;
+const CANCEL_GRACE_MS = 2000;
 
 export class Execution {
   readonly tasks: readonly DeployedTask[];
@@ -88,6 +143,7 @@ export class Execution {
   readonly #ports: MessagePort[] = [];
   /** Settles when each task's piscina run returns (or its worker dies): the teardown grace waits for these. */
   readonly #returns: Promise<void>[] = [];
+  readonly #onPoolError: (e: unknown) => void;
   #settle!: (o: ExecutionOutcome) => void;
   #settled = false;
   /** Tasks that reported `failed` before their run() rejected: better error details. */
@@ -108,23 +164,15 @@ export class Execution {
         doorbells.set(taskKey({ vertexId: v.vertexId, subtaskIndex: s }), Doorbell.allocate());
     }
     const total = doorbells.size;
-    this.#pool = new Piscina({
-      filename: new URL('../worker/task-entry.js', import.meta.url).href,
-      // No minimum: piscina replaces a crashed worker to keep minThreads, and a replacement
-      // spawned during teardown could outlive destroy(). Tasks are all queued at once, so
-      // piscina still starts one thread per task.
-      minThreads: 0,
-      maxThreads: total,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: 1000,
-      atomics: 'disabled',
-      resourceLimits: options.resourceLimits,
-    });
+    if (options.pool && options.pool.size < total) {
+      throw new RangeError(`the task pool has ${options.pool.size} threads, the plan needs ${total}`);
+    }
+    this.#pool = options.pool ? options.pool.acquire() : createPiscina(total, 1000, options.resourceLimits);
 
     // A worker error that piscina cannot attribute to a running task (e.g. an asynchronous throw
     // in user code after its task returned) is emitted on the pool; unhandled, it would crash the
     // embedding process. It fails the execution instead.
-    this.#pool.on('error', (e: unknown) => {
+    this.#onPoolError = (e: unknown): void => {
       if (this.#settled) return;
       const d = describeRaw(e);
       this.#finish({
@@ -137,7 +185,8 @@ export class Execution {
           { cause: e },
         ),
       });
-    });
+    };
+    this.#pool.on('error', this.#onPoolError);
 
     const tasks: DeployedTask[] = [];
     const runs: Promise<void>[] = [];
@@ -305,8 +354,11 @@ export class Execution {
       }
     }
     let grace: NodeJS.Timeout | undefined;
+    let allReturned = false;
     await Promise.race([
-      Promise.all(this.#returns),
+      Promise.all(this.#returns).then(() => {
+        allReturned = true;
+      }),
       new Promise<void>((resolve) => {
         grace = setTimeout(resolve, CANCEL_GRACE_MS);
       }),
@@ -314,7 +366,10 @@ export class Execution {
     clearTimeout(grace);
     for (const t of this.tasks) t.control[Comlink.releaseProxy]();
     for (const p of this.#ports) p.close();
-    await this.#pool.destroy();
+    this.#pool.off('error', this.#onPoolError);
+    const shared = this.options.pool;
+    if (!shared) await this.#pool.destroy();
+    else if (!allReturned) await shared.discard(); // some task is stuck: no thread is reused
   }
 }
 

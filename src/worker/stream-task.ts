@@ -65,6 +65,8 @@ export interface TaskOutputChannel {
   flush(): boolean;
   readonly backlogged: boolean;
   waitForCapacity(): Promise<void>;
+  /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
+  interruptWait?(): void;
   close(): void;
 }
 
@@ -166,6 +168,8 @@ export class StreamTask implements BarrierHandlerActions {
     this.#commands.push(c);
     this.#wakeup.wake();
     this.#o.gate?.wake();
+    // A task blocked on backpressure must see a cancel even when its consumer stopped reading.
+    if (c.kind === 'cancel') for (const w of this.#o.outputs) w.interruptWait?.();
   }
 
   #emit(event: TaskEvent): void {

@@ -10,6 +10,16 @@ import { event } from '../fixtures/jobs/event-time-events.mjs';
 import { fixture } from './helpers.js';
 import { restoredCheckpoints } from './restored-checkpoints.js';
 
+/** Parallelism 1 and 3, with and without a failure, on the heap backend; the lmdb backend with a failure at both. */
+const CASES: readonly (readonly [number, string, 'heap' | 'lmdb'])[] = [
+  [1, 'none', 'heap'],
+  [1, 'throw', 'heap'],
+  [3, 'none', 'heap'],
+  [3, 'throw', 'heap'],
+  [1, 'throw', 'lmdb'],
+  [3, 'throw', 'lmdb'],
+];
+
 const N = 6000;
 const KEYS = 7;
 
@@ -48,9 +58,10 @@ function oracle(): Out[] {
 const sortOut = (xs: Out[]) =>
   [...xs].sort((a, b) => a.kind.localeCompare(b.kind) || a.key - b.key || (a.bucket ?? 0) - (b.bucket ?? 0));
 
-async function run(parallelism: number, failure: string) {
+async function run(parallelism: number, failure: string, stateBackend: 'heap' | 'lmdb') {
   const client = await startJob(fixture('event-time-timers.mjs'), {
     parallelism,
+    stateBackend,
     checkpointing: { interval: 100, mode: 'exactly-once' },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
     args: { n: String(N), keys: String(KEYS), failure, rate: '4000' },
@@ -62,16 +73,14 @@ async function run(parallelism: number, failure: string) {
 
 describe('event-time timers', () => {
   const expected = oracle();
-  for (const parallelism of [1, 3]) {
-    for (const failure of ['none', 'throw']) {
-      it(`p=${parallelism}, failure=${failure}: every timer fires exactly once, after its watermark`, async () => {
-        const { result, restoredFrom, out } = await run(parallelism, failure);
-        expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
-        // recovery restored a completed checkpoint (timers registered before it fire after it)
-        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
-        expect(sortOut(out)).toEqual(expected);
-      });
-    }
+  for (const [parallelism, failure, stateBackend] of CASES) {
+    it(`p=${parallelism}, failure=${failure}, ${stateBackend}: every timer fires exactly once, after its watermark`, async () => {
+      const { result, restoredFrom, out } = await run(parallelism, failure, stateBackend);
+      expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+      // recovery restored a completed checkpoint (timers registered before it fire after it)
+      expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
+      expect(sortOut(out)).toEqual(expected);
+    });
   }
 });
 

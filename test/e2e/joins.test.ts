@@ -13,6 +13,16 @@ import { rightEvent } from '../fixtures/jobs/joins.mjs';
 import { fixture } from './helpers.js';
 import { restoredCheckpoints } from './restored-checkpoints.js';
 
+/** Parallelism 1 and 3, with and without a failure, on the heap backend; the lmdb backend with a failure at both. */
+const CASES: readonly (readonly [number, string, 'heap' | 'lmdb'])[] = [
+  [1, 'none', 'heap'],
+  [1, 'throw', 'heap'],
+  [3, 'none', 'heap'],
+  [3, 'throw', 'heap'],
+  [1, 'throw', 'lmdb'],
+  [3, 'throw', 'lmdb'],
+];
+
 interface Ev {
   key: number;
   ts: number;
@@ -65,27 +75,26 @@ describe('joins and keyed connect with timers', () => {
     expect(interval.length).toBeGreaterThan(500);
     expect(window.length).toBeGreaterThan(500);
   });
-  for (const parallelism of [1, 3]) {
-    for (const failure of ['none', 'throw']) {
-      it(`p=${parallelism}, failure=${failure}: interval join, window join and co-process timers are exact`, async () => {
-        const client = await startJob(fixture('joins.mjs'), {
-          parallelism,
-          checkpointing: { interval: 100, mode: 'exactly-once' },
-          restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
-          args: { n: String(N), m: String(M), keys: String(KEYS), failure, rate: '2000' },
-        });
-        const restoredFrom = restoredCheckpoints(client);
-        const result = await client.done;
-        expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
-        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
-        const intervalOut = result.sinks.interval as { key: number; l: number; r: number; ts: number }[];
-        expect(pairs(intervalOut)).toEqual(interval);
-        // results carry the larger of the two timestamps
-        for (const x of intervalOut) expect(x.ts).toBe(Math.max(lefts[x.l].ts, rights[x.r].ts));
-        expect(pairs(result.sinks.window as never)).toEqual(window);
-        const connectOut = result.sinks.connect as { key: number; bucket: number; l: number; r: number }[];
-        expect(connectOut.map((o) => `${o.key}/${o.bucket}:${o.l},${o.r}`).sort()).toEqual(connect);
+  for (const [parallelism, failure, stateBackend] of CASES) {
+    it(`p=${parallelism}, failure=${failure}, ${stateBackend}: interval join, window join and co-process timers are exact`, async () => {
+      const client = await startJob(fixture('joins.mjs'), {
+        parallelism,
+        stateBackend,
+        checkpointing: { interval: 100, mode: 'exactly-once' },
+        restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
+        args: { n: String(N), m: String(M), keys: String(KEYS), failure, rate: '2000' },
       });
-    }
+      const restoredFrom = restoredCheckpoints(client);
+      const result = await client.done;
+      expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+      expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
+      const intervalOut = result.sinks.interval as { key: number; l: number; r: number; ts: number }[];
+      expect(pairs(intervalOut)).toEqual(interval);
+      // results carry the larger of the two timestamps
+      for (const x of intervalOut) expect(x.ts).toBe(Math.max(lefts[x.l].ts, rights[x.r].ts));
+      expect(pairs(result.sinks.window as never)).toEqual(window);
+      const connectOut = result.sinks.connect as { key: number; bucket: number; l: number; r: number }[];
+      expect(connectOut.map((o) => `${o.key}/${o.bucket}:${o.l},${o.r}`).sort()).toEqual(connect);
+    });
   }
 });

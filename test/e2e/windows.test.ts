@@ -13,6 +13,16 @@ import { lateEvent } from '../fixtures/jobs/windows-late.mjs';
 import { fixture } from './helpers.js';
 import { restoredCheckpoints } from './restored-checkpoints.js';
 
+/** Parallelism 1 and 3, with and without a failure, on the heap backend; the lmdb backend with a failure at both. */
+const CASES: readonly (readonly [number, string, 'heap' | 'lmdb'])[] = [
+  [1, 'none', 'heap'],
+  [1, 'throw', 'heap'],
+  [3, 'none', 'heap'],
+  [3, 'throw', 'heap'],
+  [1, 'throw', 'lmdb'],
+  [3, 'throw', 'lmdb'],
+];
+
 interface Ev {
   key: number;
   ts: number;
@@ -76,9 +86,17 @@ function sessionOracle(gap: number) {
   return sortBy<{ key: number; start: number }>('key', 'start')(out);
 }
 
-async function run(module: string, parallelism: number, failure: string, n: number, keys: number) {
+async function run(
+  module: string,
+  parallelism: number,
+  failure: string,
+  n: number,
+  keys: number,
+  stateBackend: 'heap' | 'lmdb',
+) {
   const client = await startJob(fixture(module), {
     parallelism,
+    stateBackend,
     checkpointing: { interval: 100, mode: 'exactly-once' },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
     args: { n: String(n), keys: String(keys), failure, rate: String(n) },
@@ -94,38 +112,36 @@ describe('event-time and processing-time windows', () => {
   const tumbling = tumblingOracle();
   const sliding = slidingOracle();
   const session = sessionOracle(60.5);
-  for (const parallelism of [1, 3]) {
-    for (const failure of ['none', 'throw']) {
-      it(`p=${parallelism}, failure=${failure}: tumbling, sliding, session and processing-time results are exact`, async () => {
-        const result = await run('windows-all.mjs', parallelism, failure, N, KEYS);
-        expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
-        const t = (result.sinks.tumbling as (Ev & { n: number })[]).map((r) => ({
-          key: r.key,
-          w: Math.floor(r.ts / 100) * 100,
-          v: r.v,
-          n: r.n,
-        }));
-        expect(sortBy<{ key: number; w: number }>('key', 'w')(t)).toEqual(tumbling);
-        expect(sortBy<{ key: number; end: number }>('key', 'end')(result.sinks.sliding as never)).toEqual(
-          sliding,
-        );
-        expect(sortBy<{ key: number; start: number }>('key', 'start')(result.sinks.session as never)).toEqual(
-          session,
-        );
-        // processing-time windows depend on the wall clock: per key the counts and sums are exact
-        const perKey = new Map<number, { v: number; n: number }>();
-        for (const r of result.sinks.processing as (Ev & { n: number })[]) {
-          const o = perKey.get(r.key) ?? { v: 0, n: 0 };
-          o.v += r.v;
-          o.n += r.n;
-          perKey.set(r.key, o);
-        }
-        for (let k = 0; k < KEYS; k++) {
-          const es = events.filter((e) => e.key === k);
-          expect(perKey.get(k)).toEqual({ v: es.reduce((s, e) => s + e.v, 0), n: es.length });
-        }
-      });
-    }
+  for (const [parallelism, failure, stateBackend] of CASES) {
+    it(`p=${parallelism}, failure=${failure}, ${stateBackend}: tumbling, sliding, session and processing-time results are exact`, async () => {
+      const result = await run('windows-all.mjs', parallelism, failure, N, KEYS, stateBackend);
+      expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+      const t = (result.sinks.tumbling as (Ev & { n: number })[]).map((r) => ({
+        key: r.key,
+        w: Math.floor(r.ts / 100) * 100,
+        v: r.v,
+        n: r.n,
+      }));
+      expect(sortBy<{ key: number; w: number }>('key', 'w')(t)).toEqual(tumbling);
+      expect(sortBy<{ key: number; end: number }>('key', 'end')(result.sinks.sliding as never)).toEqual(
+        sliding,
+      );
+      expect(sortBy<{ key: number; start: number }>('key', 'start')(result.sinks.session as never)).toEqual(
+        session,
+      );
+      // processing-time windows depend on the wall clock: per key the counts and sums are exact
+      const perKey = new Map<number, { v: number; n: number }>();
+      for (const r of result.sinks.processing as (Ev & { n: number })[]) {
+        const o = perKey.get(r.key) ?? { v: 0, n: 0 };
+        o.v += r.v;
+        o.n += r.n;
+        perKey.set(r.key, o);
+      }
+      for (let k = 0; k < KEYS; k++) {
+        const es = events.filter((e) => e.key === k);
+        expect(perKey.get(k)).toEqual({ v: es.reduce((s, e) => s + e.v, 0), n: es.length });
+      }
+    });
   }
 });
 
@@ -184,20 +200,14 @@ describe('allowed lateness and late data', () => {
     expect([...byWindow.values()].some((c) => c > 1)).toBe(true);
     expect(expected.late.length).toBeGreaterThan(10);
   });
-  for (const parallelism of [1, 3]) {
-    for (const failure of ['none', 'throw']) {
-      it(`p=${parallelism}, failure=${failure}: firings (with late updates) and the side output are exact`, async () => {
-        const result = await run('windows-late.mjs', parallelism, failure, LATE_N, LATE_KEYS);
-        expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
-        expect(
-          sortBy<{ key: number; start: number; n: number }>(
-            'key',
-            'start',
-            'n',
-          )(result.sinks.firings as never),
-        ).toEqual(expected.firings);
-        expect(sortBy<Ev>('v')(result.sinks.late as never)).toEqual(expected.late);
-      });
-    }
+  for (const [parallelism, failure, stateBackend] of CASES) {
+    it(`p=${parallelism}, failure=${failure}, ${stateBackend}: firings (with late updates) and the side output are exact`, async () => {
+      const result = await run('windows-late.mjs', parallelism, failure, LATE_N, LATE_KEYS, stateBackend);
+      expect(result.restarts).toBe(failure === 'none' ? 0 : 1);
+      expect(
+        sortBy<{ key: number; start: number; n: number }>('key', 'start', 'n')(result.sinks.firings as never),
+      ).toEqual(expected.firings);
+      expect(sortBy<Ev>('v')(result.sinks.late as never)).toEqual(expected.late);
+    });
   }
 });
