@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
+import { JobFailedError, type JobOptions, openLog, startJob } from '../../dist/index.js';
 import { fixture } from './helpers.js';
 
 const KEYS = 10;
@@ -129,6 +129,46 @@ describe('sources.file -> running sum -> sinks.file', () => {
       expect(sums.length).toBeGreaterThanOrEqual(TOTAL);
     });
   }
+});
+
+describe('sources.file -> running sum -> sinks.log', () => {
+  it('p=2, exactly-once, failure after a completed checkpoint: the topic holds every record once', async () => {
+    const out = join(root, `log-${runs++}`);
+    const client = await startJob(fixture('file-sum.mjs'), {
+      parallelism: 2,
+      checkpointing: { interval: 100, mode: 'exactly-once' },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
+      args: {
+        input: join(root, 'in', '*.jsonl'),
+        out,
+        sink: 'log',
+        failure: 'throw',
+        total: String(TOTAL),
+        rate: '20000',
+        at: '0.3',
+      },
+    });
+    const result = await client.done;
+    expect(result.restarts).toBe(1);
+    const log = openLog(out);
+    try {
+      const topic = log.topic('sums');
+      const sums: Sum[] = [];
+      for (let p = 0; p < topic.partitions; p++) {
+        for (const r of topic.read(p, topic.startOffset(p), TOTAL * 2)) sums.push(r.value as Sum);
+      }
+      expect(sums).toHaveLength(TOTAL);
+      expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(TOTAL);
+      expect(sums.map((s) => s.id).sort()).toEqual(allIds());
+      for (const [key, values] of valuesByKey) {
+        const last = sums.filter((s) => s.key === key).sort((a, b) => b.count - a.count)[0];
+        expect(last.count).toBe(values.length);
+        expect(last.sum).toBe(values.reduce((a, b) => a + b, 0));
+      }
+    } finally {
+      await log.close();
+    }
+  });
 });
 
 describe('restore at another parallelism after the job failed (process restart)', () => {
