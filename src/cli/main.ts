@@ -17,8 +17,11 @@ const USAGE = `usage:
                  [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
                  [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
                  [--state-backend heap|lmdb] [--plan] [--json] [--verbose]
+                 [--unaligned] [--incremental] [--savepoint-on-stop DIR]
                  SIGTERM/SIGINT stop the job (in-flight checkpoint aborted, exit 143/130);
-                 rerun with the same --checkpoint-dir and --restore latest to resume
+                 rerun with the same --checkpoint-dir and --restore latest to resume;
+                 with --savepoint-on-stop DIR they first take a savepoint into DIR
+                 (resume with --restore DIR)
   weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
   weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
                        the benchmark suites of a source checkout (what \`npm run bench\` runs)
@@ -55,6 +58,7 @@ export function parseRunArgs(args: readonly string[]): {
   json: boolean;
   plan: boolean;
   verbose: boolean;
+  savepointOnStop: string | undefined;
 } {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -70,6 +74,8 @@ export function parseRunArgs(args: readonly string[]): {
       'restart-attempts': { type: 'string' },
       'state-backend': { type: 'string' },
       unaligned: { type: 'boolean' },
+      incremental: { type: 'boolean' },
+      'savepoint-on-stop': { type: 'string' },
       json: { type: 'boolean' },
       plan: { type: 'boolean' },
       verbose: { type: 'boolean', short: 'v' },
@@ -94,7 +100,9 @@ export function parseRunArgs(args: readonly string[]): {
     interval !== undefined ||
     values.mode !== undefined ||
     values['checkpoint-dir'] !== undefined ||
-    values.unaligned;
+    values.unaligned ||
+    values.incremental ||
+    values['savepoint-on-stop'] !== undefined;
   const options: JobOptions = {
     parallelism: num('parallelism', values.parallelism),
     maxParallelism: num('max-parallelism', values['max-parallelism']),
@@ -107,6 +115,7 @@ export function parseRunArgs(args: readonly string[]): {
           mode: values.mode as 'exactly-once' | 'at-least-once' | undefined,
           dir: values['checkpoint-dir'],
           unaligned: values.unaligned,
+          incremental: values.incremental,
         }
       : undefined,
     restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
@@ -117,6 +126,7 @@ export function parseRunArgs(args: readonly string[]): {
     json: values.json ?? false,
     plan: values.plan ?? false,
     verbose: values.verbose ?? false,
+    savepointOnStop: values['savepoint-on-stop'],
   };
 }
 
@@ -132,7 +142,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
   }
   const started = Date.now();
   let stoppedBy: NodeJS.Signals | null = null;
-  const stop = installStopHandlers((signal) => {
+  const stop = installStopHandlers(parsed.savepointOnStop, (signal) => {
     stoppedBy = signal;
   });
   try {
@@ -168,6 +178,16 @@ async function runCommand(args: readonly string[]): Promise<number> {
       console.error(`weir run: restarting (attempt ${e.attempt}): ${e.cause.message.split('\n')[0]}`);
     });
     const result = await client.done;
+    if (result.status === 'stopped' && result.savepoint) {
+      const signal = (stoppedBy as NodeJS.Signals | null) ?? 'SIGTERM';
+      const message =
+        `stopped by ${signal} with savepoint ${result.savepoint.checkpointId} in ${result.savepoint.path}; ` +
+        `resume with --restore ${result.savepoint.path}`;
+      if (parsed.json)
+        console.log(JSON.stringify({ status: 'stopped', signal, savepoint: result.savepoint, message }));
+      else console.error(`weir run: ${message}`);
+      return signal === 'SIGINT' ? 130 : 143;
+    }
     if (parsed.json) console.log(JSON.stringify(jsonSummary(result)));
     else printSummary(result, Date.now() - started);
     return 0;
@@ -200,12 +220,25 @@ async function runCommand(args: readonly string[]): Promise<number> {
  * removed at the next open), the checkpoint storage is closed, and the command exits non-zero
  * (143 / 130) with a message. A second signal exits at once.
  */
-function installStopHandlers(onStop: (signal: NodeJS.Signals) => void): {
+function installStopHandlers(
+  savepointDir: string | undefined,
+  onStop: (signal: NodeJS.Signals) => void,
+): {
   attach(client: JobClient): void;
   dispose(): void;
 } {
   let client: JobClient | null = null;
   let signalled: NodeJS.Signals | null = null;
+  const stopClient = (c: JobClient): void => {
+    if (!savepointDir) {
+      void c.cancel();
+      return;
+    }
+    c.stopWithSavepoint(savepointDir).catch((e: unknown) => {
+      console.error(`weir run: the savepoint failed (${(e as Error).message}); cancelling instead`);
+      return c.cancel();
+    });
+  };
   const handler = (signal: NodeJS.Signals) => {
     if (signalled !== null) {
       console.error(`weir run: second ${signal}, exiting now`);
@@ -213,8 +246,10 @@ function installStopHandlers(onStop: (signal: NodeJS.Signals) => void): {
     }
     signalled = signal;
     onStop(signal);
-    console.error(`weir run: ${signal} received, stopping the job…`);
-    void client?.cancel();
+    console.error(
+      `weir run: ${signal} received, ${savepointDir ? `taking a savepoint into ${savepointDir} and ` : ''}stopping the job…`,
+    );
+    if (client) stopClient(client);
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
@@ -222,7 +257,7 @@ function installStopHandlers(onStop: (signal: NodeJS.Signals) => void): {
     attach(c) {
       client = c;
       // A signal that arrived while the job was being started.
-      if (signalled !== null) void c.cancel();
+      if (signalled !== null) stopClient(c);
     },
     dispose() {
       process.off('SIGTERM', handler);

@@ -162,3 +162,49 @@ describe('weir run: SIGKILL, then --restore latest', () => {
     }
   });
 });
+
+describe('weir run --savepoint-on-stop: SIGTERM takes a savepoint, --restore DIR resumes', () => {
+  it('p=2 incremental checkpoints into the file sink: committed output exactly once', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'weir-cli-savepoint-'));
+    const out = path.join(dir, 'out');
+    const savepoint = path.join(dir, 'savepoint');
+    const n = 6000;
+    const keys = 7;
+    const job = [
+      'run',
+      path.join(ROOT, 'test/fixtures/jobs/keyed-count-to-files.mjs'),
+      '--parallelism',
+      '2',
+      '--checkpoint-interval',
+      '100',
+      '--incremental',
+      '--arg',
+      `n=${n}`,
+      '--arg',
+      `keys=${keys}`,
+      '--arg',
+      `out=${out}`,
+      '--verbose',
+    ];
+    const first = weir([...job, '--checkpoint-dir', path.join(dir, 'c1'), '--savepoint-on-stop', savepoint]);
+    await first.waitFor(/checkpoint \d+ completed/);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(143);
+    expect(first.stderr).toMatch(/taking a savepoint into/);
+    expect(first.stderr).toMatch(/stopped by SIGTERM with savepoint \d+ in .*resume with --restore/);
+
+    const second = weir([...job, '--checkpoint-dir', path.join(dir, 'c2'), '--restore', savepoint]);
+    expect(await second.exit).toBe(0);
+    expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+    const records = readdirSync(out)
+      .filter((f) => f.endsWith('.jsonl'))
+      .flatMap((f) =>
+        readFileSync(path.join(out, f), 'utf8')
+          .split('\n')
+          .filter((l) => l.length > 0)
+          .map((l) => JSON.parse(l) as { key: number; count: number }),
+      );
+    expect(new Set(records.map((r) => `${r.key}/${r.count}`)).size).toBe(n);
+    expect(records).toHaveLength(n);
+  });
+});
