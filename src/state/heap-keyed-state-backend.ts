@@ -19,19 +19,15 @@ import type {
   ValueState,
 } from '../api/functions.js';
 import { StateAccessError } from '../errors.js';
-import { HeapAggregatingState } from './aggregating-state-handle.js';
 import { HeapKeyedStateSnapshot } from './heap-keyed-state-snapshot.js';
 import { type CopyOnWriteCounters, HeapStateCore } from './heap-state-core.js';
 import { internalKeyOf } from './internal-key.js';
 import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
 import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from './key-groups.js';
 import type { KeyedStateBackend, KeyedStateRestoreSummary } from './keyed-state-backend.js';
-import { HeapListState } from './list-state-handle.js';
-import { HeapMapState } from './map-state-handle.js';
-import { HeapReducingState } from './reducing-state-handle.js';
-import type { StateEntry, StateKind } from './state-entry.js';
+import type { StateEntry } from './state-entry.js';
+import { StateHandles } from './state-handles.js';
 import type { StateTable } from './state-table.js';
-import { HeapValueState } from './value-state-handle.js';
 
 export interface HeapKeyedStateBackendOptions {
   /** Number of key groups; must match the partitioner's. 1..32768. */
@@ -52,19 +48,14 @@ export interface HeapKeyedStateBackendOptions {
 
 export type { KeyedStateRestoreSummary } from './keyed-state-backend.js';
 
-/** Every handle records its kind, so a cached handle can be checked against the kind asked for. */
-interface AnyHandle {
-  readonly kind: StateKind;
-}
-
 export class HeapKeyedStateBackend implements KeyedStateBackend {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
   readonly #core: HeapStateCore;
   /** This backend's own codec (no shared module-level Packr). Plain msgpack, big bigints as an extension. */
   readonly #packr = new Packr({ useRecords: false, useBigIntExtension: true });
-  /** Handles by state name: asking for a handle per record is one Map lookup, no allocation. */
-  readonly #handles = new Map<string, AnyHandle>();
+  /** `ctx.state`: the handles by state name. */
+  readonly #handles: StateHandles;
 
   constructor(options: HeapKeyedStateBackendOptions) {
     const { maxParallelism, keyGroupRange } = options;
@@ -99,6 +90,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       incremental: options.incremental ?? false,
       operatorName: options.operatorName ?? 'keyed operator',
     });
+    const core = this.#core;
+    this.#handles = new StateHandles(core, (name, kind) => core.table(name, kind));
   }
 
   /** Sets the key every handle reads and writes; computes its key group once per key switch. */
@@ -127,35 +120,20 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   value<T>(name: string, options?: StateOptions): ValueState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'value') return h as HeapValueState<T>;
-    return this.#register(name, 'value', options, (t) => new HeapValueState<T>(this.#core, t));
+    return this.#handles.value<T>(name, options);
   }
 
   list<T>(name: string, options?: StateOptions): ListState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'list') return h as HeapListState<T>;
-    return this.#register(name, 'list', options, (t) => new HeapListState<T>(this.#core, t));
+    return this.#handles.list<T>(name, options);
   }
 
   map<K, V>(name: string, options?: StateOptions): MapState<K, V> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'map') return h as unknown as HeapMapState<K, V>;
-    return this.#register(name, 'map', options, (t) => new HeapMapState<K, V>(this.#core, t));
+    return this.#handles.map<K, V>(name, options);
   }
 
   /** The reduce function of the first call for `name` is the one used. */
   reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'reducing') return h as HeapReducingState<T>;
-    if (typeof reduceFn !== 'function')
-      throw new TypeError(`reducing state '${name}' needs a reduce function`);
-    return this.#register(
-      name,
-      'reducing',
-      options,
-      (t) => new HeapReducingState<T>(this.#core, t, reduceFn),
-    );
+    return this.#handles.reducing(name, reduceFn, options);
   }
 
   /** The aggregate function of the first call for `name` is the one used. */
@@ -164,43 +142,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     aggregateFunction: AggregateFunction<IN, ACC, OUT>,
     options?: StateOptions,
   ): AggregatingState<IN, OUT> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'aggregating')
-      return h as unknown as HeapAggregatingState<IN, ACC, OUT>;
-    const f = aggregateFunction;
-    if (
-      typeof f?.createAccumulator !== 'function' ||
-      typeof f.add !== 'function' ||
-      typeof f.getResult !== 'function'
-    ) {
-      throw new TypeError(`aggregating state '${name}' needs { createAccumulator, add, getResult }`);
-    }
-    return this.#register(name, 'aggregating', options, (t) => new HeapAggregatingState(this.#core, t, f));
-  }
-
-  #register<H extends AnyHandle>(
-    name: string,
-    kind: StateKind,
-    options: StateOptions | undefined,
-    create: (table: StateTable) => H,
-  ): H {
-    if (typeof name !== 'string' || name.length === 0)
-      throw new TypeError('state name must be a non-empty string');
-    const existing = this.#handles.get(name);
-    if (existing !== undefined) {
-      throw new StateAccessError(
-        `state '${name}' is ${existing.kind} state; it cannot also be used as ${kind} state`,
-      );
-    }
-    const ttlMs = options?.ttlMs;
-    if (ttlMs !== undefined && !(typeof ttlMs === 'number' && ttlMs > 0 && Number.isFinite(ttlMs))) {
-      throw new RangeError(`ttlMs of state '${name}' must be a positive finite number, got ${ttlMs}`);
-    }
-    const table = this.#core.table(name, kind);
-    table.ttlMs = ttlMs;
-    const h = create(table);
-    this.#handles.set(name, h);
-    return h;
+    return this.#handles.aggregating(name, aggregateFunction, options);
   }
 
   /**

@@ -30,20 +30,15 @@ import type {
   ValueState,
 } from '../api/functions.js';
 import { StateAccessError } from '../errors.js';
-import { HeapAggregatingState } from './aggregating-state-handle.js';
 import { internalKeyOf } from './internal-key.js';
 import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
 import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from './key-groups.js';
 import type { KeyedStateBackend, KeyedStateRestoreSummary } from './keyed-state-backend.js';
-import { HeapListState } from './list-state-handle.js';
 import { groupPrefix, statePrefix } from './lmdb-key-codec.js';
 import { LmdbKeyedStateSnapshot } from './lmdb-keyed-state-snapshot.js';
 import { LmdbStateCore, type LmdbStateCounters } from './lmdb-state-core.js';
-import { HeapMapState } from './map-state-handle.js';
-import { HeapReducingState } from './reducing-state-handle.js';
-import type { StateKind } from './state-entry.js';
+import { StateHandles } from './state-handles.js';
 import type { StateTable } from './state-table.js';
-import { HeapValueState } from './value-state-handle.js';
 
 export interface LmdbKeyedStateBackendOptions {
   readonly maxParallelism: number;
@@ -60,10 +55,6 @@ export interface LmdbKeyedStateBackendOptions {
   readonly maxCachedEntries?: number;
 }
 
-interface AnyHandle {
-  readonly kind: StateKind;
-}
-
 /** lmdb-js's default maximum key size (bytes) when the store does not report one. */
 const DEFAULT_MAX_KEY_SIZE = 1978;
 
@@ -74,7 +65,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   readonly path: string;
   readonly #root: RootDatabase<Buffer, Buffer>;
   readonly #core: LmdbStateCore;
-  readonly #handles = new Map<string, AnyHandle>();
+  /** `ctx.state`: the handles by state name. */
+  readonly #handles: StateHandles;
   readonly #live = new Set<LmdbKeyedStateSnapshot>();
   #closing: Promise<void> | undefined;
 
@@ -137,6 +129,12 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
         maxCachedEntries,
       },
     );
+    const core = this.#core;
+    this.#handles = new StateHandles(
+      core,
+      (name, kind) => core.table(name, kind),
+      () => this.#checkOpen(),
+    );
   }
 
   setCurrentKey(key: unknown): void {
@@ -170,79 +168,29 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 
   value<T>(name: string, options?: StateOptions): ValueState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'value') return h as HeapValueState<T>;
-    return this.#register(name, 'value', options, (t) => new HeapValueState<T>(this.#core, t));
+    return this.#handles.value<T>(name, options);
   }
 
   list<T>(name: string, options?: StateOptions): ListState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'list') return h as HeapListState<T>;
-    return this.#register(name, 'list', options, (t) => new HeapListState<T>(this.#core, t));
+    return this.#handles.list<T>(name, options);
   }
 
   map<K, V>(name: string, options?: StateOptions): MapState<K, V> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'map') return h as unknown as HeapMapState<K, V>;
-    return this.#register(name, 'map', options, (t) => new HeapMapState<K, V>(this.#core, t));
+    return this.#handles.map<K, V>(name, options);
   }
 
+  /** The reduce function of the first call for `name` is the one used. */
   reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'reducing') return h as HeapReducingState<T>;
-    if (typeof reduceFn !== 'function')
-      throw new TypeError(`reducing state '${name}' needs a reduce function`);
-    return this.#register(
-      name,
-      'reducing',
-      options,
-      (t) => new HeapReducingState<T>(this.#core, t, reduceFn),
-    );
+    return this.#handles.reducing(name, reduceFn, options);
   }
 
+  /** The aggregate function of the first call for `name` is the one used. */
   aggregating<IN, ACC, OUT>(
     name: string,
     aggregateFunction: AggregateFunction<IN, ACC, OUT>,
     options?: StateOptions,
   ): AggregatingState<IN, OUT> {
-    const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'aggregating')
-      return h as unknown as HeapAggregatingState<IN, ACC, OUT>;
-    const f = aggregateFunction;
-    if (
-      typeof f?.createAccumulator !== 'function' ||
-      typeof f.add !== 'function' ||
-      typeof f.getResult !== 'function'
-    ) {
-      throw new TypeError(`aggregating state '${name}' needs { createAccumulator, add, getResult }`);
-    }
-    return this.#register(name, 'aggregating', options, (t) => new HeapAggregatingState(this.#core, t, f));
-  }
-
-  #register<H extends AnyHandle>(
-    name: string,
-    kind: StateKind,
-    options: StateOptions | undefined,
-    create: (table: StateTable) => H,
-  ): H {
-    this.#checkOpen();
-    if (typeof name !== 'string' || name.length === 0)
-      throw new TypeError('state name must be a non-empty string');
-    const existing = this.#handles.get(name);
-    if (existing !== undefined) {
-      throw new StateAccessError(
-        `state '${name}' is ${existing.kind} state; it cannot also be used as ${kind} state`,
-      );
-    }
-    const ttlMs = options?.ttlMs;
-    if (ttlMs !== undefined && !(typeof ttlMs === 'number' && ttlMs > 0 && Number.isFinite(ttlMs))) {
-      throw new RangeError(`ttlMs of state '${name}' must be a positive finite number, got ${ttlMs}`);
-    }
-    const table = this.#core.table(name, kind);
-    table.ttlMs = ttlMs;
-    const h = create(table);
-    this.#handles.set(name, h);
-    return h;
+    return this.#handles.aggregating(name, aggregateFunction, options);
   }
 
   /**

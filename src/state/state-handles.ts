@@ -1,0 +1,120 @@
+/**
+ * The keyed state handles of one backend, by state name (`ctx.state` of keyed functions): asking
+ * for a handle per record is one Map lookup, no allocation. Shared by the heap and lmdb backends,
+ * which differ only in their {@link KeyedStateCore} (where entries live); the handles, and so the
+ * per-type semantics, are the same.
+ */
+
+import type {
+  AggregateFunction,
+  AggregatingState,
+  KeyedStateStore,
+  ListState,
+  MapState,
+  ReduceFunction,
+  ReducingState,
+  StateOptions,
+  ValueState,
+} from '../api/functions.js';
+import { StateAccessError } from '../errors.js';
+import { HeapAggregatingState } from './aggregating-state-handle.js';
+import type { KeyedStateCore } from './keyed-state-core.js';
+import { HeapListState } from './list-state-handle.js';
+import { HeapMapState } from './map-state-handle.js';
+import { HeapReducingState } from './reducing-state-handle.js';
+import type { StateKind } from './state-entry.js';
+import type { StateTable } from './state-table.js';
+import { HeapValueState } from './value-state-handle.js';
+
+/** Every handle records its kind, so a cached handle can be checked against the kind asked for. */
+interface AnyHandle {
+  readonly kind: StateKind;
+}
+
+export class StateHandles implements KeyedStateStore {
+  readonly #handles = new Map<string, AnyHandle>();
+
+  /**
+   * @param core where the handles read and write entries
+   * @param table the table of a state name (created on first use; throws on a kind mismatch)
+   * @param checkUsable called before a new handle is registered (e.g. throws once closed)
+   */
+  constructor(
+    private readonly core: KeyedStateCore,
+    private readonly table: (name: string, kind: StateKind) => StateTable,
+    private readonly checkUsable: () => void = () => {},
+  ) {}
+
+  value<T>(name: string, options?: StateOptions): ValueState<T> {
+    const h = this.#handles.get(name);
+    if (h !== undefined && h.kind === 'value') return h as HeapValueState<T>;
+    return this.#register(name, 'value', options, (t) => new HeapValueState<T>(this.core, t));
+  }
+
+  list<T>(name: string, options?: StateOptions): ListState<T> {
+    const h = this.#handles.get(name);
+    if (h !== undefined && h.kind === 'list') return h as HeapListState<T>;
+    return this.#register(name, 'list', options, (t) => new HeapListState<T>(this.core, t));
+  }
+
+  map<K, V>(name: string, options?: StateOptions): MapState<K, V> {
+    const h = this.#handles.get(name);
+    if (h !== undefined && h.kind === 'map') return h as unknown as HeapMapState<K, V>;
+    return this.#register(name, 'map', options, (t) => new HeapMapState<K, V>(this.core, t));
+  }
+
+  /** The reduce function of the first call for `name` is the one used. */
+  reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T> {
+    const h = this.#handles.get(name);
+    if (h !== undefined && h.kind === 'reducing') return h as HeapReducingState<T>;
+    if (typeof reduceFn !== 'function')
+      throw new TypeError(`reducing state '${name}' needs a reduce function`);
+    return this.#register(name, 'reducing', options, (t) => new HeapReducingState<T>(this.core, t, reduceFn));
+  }
+
+  /** The aggregate function of the first call for `name` is the one used. */
+  aggregating<IN, ACC, OUT>(
+    name: string,
+    aggregateFunction: AggregateFunction<IN, ACC, OUT>,
+    options?: StateOptions,
+  ): AggregatingState<IN, OUT> {
+    const h = this.#handles.get(name);
+    if (h !== undefined && h.kind === 'aggregating')
+      return h as unknown as HeapAggregatingState<IN, ACC, OUT>;
+    const f = aggregateFunction;
+    if (
+      typeof f?.createAccumulator !== 'function' ||
+      typeof f.add !== 'function' ||
+      typeof f.getResult !== 'function'
+    ) {
+      throw new TypeError(`aggregating state '${name}' needs { createAccumulator, add, getResult }`);
+    }
+    return this.#register(name, 'aggregating', options, (t) => new HeapAggregatingState(this.core, t, f));
+  }
+
+  #register<H extends AnyHandle>(
+    name: string,
+    kind: StateKind,
+    options: StateOptions | undefined,
+    create: (table: StateTable) => H,
+  ): H {
+    this.checkUsable();
+    if (typeof name !== 'string' || name.length === 0)
+      throw new TypeError('state name must be a non-empty string');
+    const existing = this.#handles.get(name);
+    if (existing !== undefined) {
+      throw new StateAccessError(
+        `state '${name}' is ${existing.kind} state; it cannot also be used as ${kind} state`,
+      );
+    }
+    const ttlMs = options?.ttlMs;
+    if (ttlMs !== undefined && !(typeof ttlMs === 'number' && ttlMs > 0 && Number.isFinite(ttlMs))) {
+      throw new RangeError(`ttlMs of state '${name}' must be a positive finite number, got ${ttlMs}`);
+    }
+    const table = this.table(name, kind);
+    table.ttlMs = ttlMs;
+    const h = create(table);
+    this.#handles.set(name, h);
+    return h;
+  }
+}
