@@ -39,10 +39,9 @@
  * snapshots, one dirty-set insertion.
  */
 
-import { KeyGroupOutOfRangeError, StateAccessError } from '../errors.js';
-import { describeKey, internalKeyOf } from './internal-key.js';
+import { StateAccessError } from '../errors.js';
+import { internalKeyOf, ownedGroupIndexOf } from './internal-key.js';
 import type { KeyGroupRange } from './key-groups.js';
-import { assignToKeyGroup } from './key-groups.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateEntry, StateKind } from './state-entry.js';
 import { StateTable } from './state-table.js';
@@ -140,13 +139,10 @@ export class HeapStateCore implements KeyedStateCore {
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
     this.groupIndex = -1;
     const internalKey = internalKeyOf(key, this.operatorName);
-    const keyGroup = assignToKeyGroup(key, this.maxParallelism, this.operatorName);
-    if (keyGroup < this.range.start || keyGroup > this.range.end) {
-      throw new KeyGroupOutOfRangeError(keyGroup, this.range.start, this.range.end, describeKey(key));
-    }
+    const groupIndex = ownedGroupIndexOf(key, this.maxParallelism, this.range, this.operatorName);
     this.currentKey = key;
     this.internalKey = internalKey;
-    this.groupIndex = keyGroup - this.range.start;
+    this.groupIndex = groupIndex;
   }
 
   /** The table of `name`, created on first use; throws if `name` is registered with another kind. */

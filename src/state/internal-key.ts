@@ -14,7 +14,8 @@
  * string (the key-group hash computes it a second time, see {@link assignToKeyGroup}).
  */
 
-import { canonicalKey } from './key-groups.js';
+import { KeyGroupOutOfRangeError } from '../errors.js';
+import { assignToKeyGroup, canonicalKey, type KeyGroupRange } from './key-groups.js';
 
 export function internalKeyOf(key: unknown, operator?: string): unknown {
   switch (typeof key) {
@@ -46,4 +47,22 @@ export function describeKey(key: unknown): string {
     s = `<${typeof key}: ${(err as Error).message}>`;
   }
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+/**
+ * Index (within `range`) of the key group `key` belongs to, for a keyed-state core's
+ * `setCurrentKey`. Throws KeyNotSerializableError, or KeyGroupOutOfRangeError when this subtask
+ * does not own the key's group.
+ */
+export function ownedGroupIndexOf(
+  key: unknown,
+  maxParallelism: number,
+  range: KeyGroupRange,
+  operatorName: string,
+): number {
+  const keyGroup = assignToKeyGroup(key, maxParallelism, operatorName);
+  if (keyGroup < range.start || keyGroup > range.end) {
+    throw new KeyGroupOutOfRangeError(keyGroup, range.start, range.end, describeKey(key));
+  }
+  return keyGroup - range.start;
 }

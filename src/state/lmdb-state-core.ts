@@ -30,11 +30,10 @@
 
 import type { RootDatabase } from 'lmdb';
 import type { Packr } from 'msgpackr';
-import { KeyGroupOutOfRangeError, StateAccessError } from '../errors.js';
+import { StateAccessError } from '../errors.js';
 import type { DirtyEpoch } from './heap-state-core.js';
-import { describeKey, internalKeyOf } from './internal-key.js';
+import { internalKeyOf, ownedGroupIndexOf } from './internal-key.js';
 import type { KeyGroupRange } from './key-groups.js';
-import { assignToKeyGroup } from './key-groups.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import { encodeStateKey } from './lmdb-key-codec.js';
 import type { StateEntry, StateKind } from './state-entry.js';
@@ -136,13 +135,10 @@ export class LmdbStateCore implements KeyedStateCore {
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
     this.groupIndex = -1;
     const internalKey = internalKeyOf(key, this.operatorName);
-    const keyGroup = assignToKeyGroup(key, this.maxParallelism, this.operatorName);
-    if (keyGroup < this.range.start || keyGroup > this.range.end) {
-      throw new KeyGroupOutOfRangeError(keyGroup, this.range.start, this.range.end, describeKey(key));
-    }
+    const groupIndex = ownedGroupIndexOf(key, this.maxParallelism, this.range, this.operatorName);
     this.currentKey = key;
     this.internalKey = internalKey;
-    this.groupIndex = keyGroup - this.range.start;
+    this.groupIndex = groupIndex;
   }
 
   table(name: string, kind: StateKind): StateTable {
