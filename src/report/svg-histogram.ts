@@ -6,6 +6,7 @@
 import { seriesColor } from './chart-palette.js';
 import { linearScale, niceTicks } from './chart-scale.js';
 import { escapeHtml } from './escape-html.js';
+import { MARGIN, svgFrame } from './svg-frame.js';
 
 export interface HistogramSeries {
   readonly name: string;
@@ -25,8 +26,6 @@ export interface HistogramSpec {
   readonly height?: number;
 }
 
-const MARGIN = { left: 70, right: 20, top: 34, bottom: 62 } as const;
-
 export function renderHistogram(spec: HistogramSpec): string {
   const width = spec.width ?? 760;
   const height = spec.height ?? 300;
@@ -41,20 +40,7 @@ export function renderHistogram(spec: HistogramSpec): string {
   const labelEvery = Math.max(1, Math.ceil((bins * 44) / (plotRight - MARGIN.left)));
 
   const parts: string[] = [];
-  parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(spec.title)}" font-family="system-ui, sans-serif" font-size="11">`,
-  );
-  parts.push(`<title>${escapeHtml(spec.title)}</title>`);
-  parts.push(
-    `<text x="${MARGIN.left}" y="18" font-size="13" font-weight="600">${escapeHtml(spec.title)}</text>`,
-  );
-  for (const t of yNice.ticks) {
-    const y = sy(t.value).toFixed(1);
-    parts.push(`<line x1="${MARGIN.left}" x2="${plotRight}" y1="${y}" y2="${y}" stroke="#e3e3e3"/>`);
-    parts.push(
-      `<text x="${MARGIN.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${escapeHtml(t.label)}</text>`,
-    );
-  }
+  svgFrame(parts, { width, height, title: spec.title, ticks: yNice.ticks, sy, plotRight });
   spec.series.forEach((s, si) => {
     const color = s.color ?? seriesColor(si);
     s.values.forEach((v, bi) => {

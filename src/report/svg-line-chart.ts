@@ -7,6 +7,7 @@
 import { seriesColor } from './chart-palette.js';
 import { linearScale, niceTicks, type Tick } from './chart-scale.js';
 import { escapeHtml } from './escape-html.js';
+import { MARGIN, svgFrame } from './svg-frame.js';
 
 export interface LineSeries {
   readonly name: string;
@@ -41,8 +42,6 @@ export interface LineChartSpec {
   readonly height?: number;
 }
 
-const MARGIN = { left: 70, right: 20, top: 34, bottom: 62 } as const;
-
 export function renderLineChart(spec: LineChartSpec): string {
   const width = spec.width ?? 760;
   const height = spec.height ?? 320;
@@ -73,21 +72,7 @@ export function renderLineChart(spec: LineChartSpec): string {
   const sy = linearScale(yNice.min, yNice.max, plotBottom, MARGIN.top);
 
   const parts: string[] = [];
-  parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(spec.title)}" font-family="system-ui, sans-serif" font-size="11">`,
-  );
-  parts.push(`<title>${escapeHtml(spec.title)}</title>`);
-  parts.push(
-    `<text x="${MARGIN.left}" y="18" font-size="13" font-weight="600">${escapeHtml(spec.title)}</text>`,
-  );
-  // grid and y ticks
-  for (const t of yNice.ticks) {
-    const y = sy(t.value).toFixed(1);
-    parts.push(`<line x1="${MARGIN.left}" x2="${plotRight}" y1="${y}" y2="${y}" stroke="#e3e3e3"/>`);
-    parts.push(
-      `<text x="${MARGIN.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${escapeHtml(t.label)}</text>`,
-    );
-  }
+  svgFrame(parts, { width, height, title: spec.title, ticks: yNice.ticks, sy, plotRight });
   for (const t of xTicks) {
     const x = sx(t.value).toFixed(1);
     parts.push(`<line x1="${x}" x2="${x}" y1="${plotBottom}" y2="${plotBottom + 4}" stroke="#555"/>`);
