@@ -2,11 +2,12 @@
 // exits 143 with a message and closes its storage; the same command with `--restore latest`
 // then resumes from that checkpoint and finishes.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { committedJsonl, uncommittedFiles } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(ROOT, 'bin/weir.js');
@@ -137,15 +138,9 @@ describe('weir run: SIGKILL, then --restore latest', () => {
     expect(await second.exit).toBe(0);
     expect(second.stderr).toMatch(/restored from checkpoint \d+/);
 
-    const files = readdirSync(out);
     // only committed part files remain: no in-progress or pending file
-    expect(files.filter((f) => !f.endsWith('.jsonl'))).toEqual([]);
-    const records = files.flatMap((f) =>
-      readFileSync(path.join(out, f), 'utf8')
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => JSON.parse(l) as { key: number; count: number; sum: number }),
-    );
+    expect(uncommittedFiles(out)).toEqual([]);
+    const records = committedJsonl<{ key: number; count: number; sum: number }>(out);
     const seen = new Set(records.map((r) => `${r.key}/${r.count}`));
     expect(seen.size).toBe(records.length); // no duplicate
     expect(records).toHaveLength(n); // nothing lost
@@ -196,14 +191,7 @@ describe('weir run --savepoint-on-stop: SIGTERM takes a savepoint, --restore DIR
     const second = weir([...job, '--checkpoint-dir', path.join(dir, 'c2'), '--restore', savepoint]);
     expect(await second.exit).toBe(0);
     expect(second.stderr).toMatch(/restored from checkpoint \d+/);
-    const records = readdirSync(out)
-      .filter((f) => f.endsWith('.jsonl'))
-      .flatMap((f) =>
-        readFileSync(path.join(out, f), 'utf8')
-          .split('\n')
-          .filter((l) => l.length > 0)
-          .map((l) => JSON.parse(l) as { key: number; count: number }),
-      );
+    const records = committedJsonl<{ key: number; count: number }>(out);
     expect(new Set(records.map((r) => `${r.key}/${r.count}`)).size).toBe(n);
     expect(records).toHaveLength(n);
   });

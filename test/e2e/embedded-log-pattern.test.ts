@@ -4,12 +4,12 @@
  * service stops the job with a savepoint, starts it again from the savepoint, appends more — and
  * the committed output holds every view exactly once, with counts continuing across the restart.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobClient, openLog, startJob } from '../../dist/index.js';
-import { example } from './helpers.js';
+import { committedJsonl, example } from './helpers.js';
 
 interface Out {
   page: string;
@@ -17,20 +17,7 @@ interface Out {
   user: string;
 }
 
-function committed(dir: string): Out[] {
-  let files: string[] = [];
-  try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    return [];
-  }
-  return files.flatMap((f) =>
-    readFileSync(path.join(dir, f), 'utf8')
-      .split('\n')
-      .filter((l) => l.length > 0)
-      .map((l) => JSON.parse(l) as Out),
-  );
-}
+const committed = (dir: string): Out[] => committedJsonl<Out>(dir);
 
 async function until(what: string, check: () => boolean, ms = 40_000): Promise<void> {
   const deadline = Date.now() + ms;

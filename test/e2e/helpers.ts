@@ -1,5 +1,6 @@
 /** Shared helpers for end-to-end tests: they run real jobs from dist/ in real worker threads. */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const fixture = (name: string): string =>
@@ -37,4 +38,22 @@ export function finalByKey<T extends { key: unknown }>(
     if (!prev || order(r) > order(prev)) out.set(r.key, r);
   }
   return out;
+}
+
+/** Records of the committed part files (`*.jsonl`) a file sink wrote to `dir`; none if it does not exist. */
+export function committedJsonl<T>(dir: string): T[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) =>
+      readFileSync(path.join(dir, f), 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as T),
+    );
+}
+
+/** Names in `dir` that are not committed part files (in-progress or pending ones). */
+export function uncommittedFiles(dir: string): string[] {
+  return readdirSync(dir).filter((f) => !f.endsWith('.jsonl'));
 }

@@ -3,13 +3,13 @@
  * (at another parallelism, into a fresh checkpoint directory) and the output of both runs
  * together is exactly the failure-free output.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError, JobStateError, runJob, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { fixture } from './helpers.js';
+import { committedJsonl, fixture, uncommittedFiles } from './helpers.js';
 
 const N = 6000;
 const KEYS = 10;
@@ -53,14 +53,8 @@ describe('stopWithSavepoint', () => {
       args: { ...args, rate: '6000' },
     });
     expect(second.status).toBe('finished');
-    const files = readdirSync(out);
-    expect(files.filter((f) => !f.endsWith('.jsonl'))).toEqual([]);
-    const all = files.flatMap((f) =>
-      readFileSync(path.join(out, f), 'utf8')
-        .split('\n')
-        .filter((l) => l.length > 0)
-        .map((l) => JSON.parse(l) as { key: number; count: number; sum: number }),
-    );
+    expect(uncommittedFiles(out)).toEqual([]);
+    const all = committedJsonl<{ key: number; count: number; sum: number }>(out);
     expect(new Set(all.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
     expect(all).toHaveLength(N);
     const expected = new Map<number, number>();
