@@ -140,6 +140,8 @@ export class CheckpointCoordinator {
   readonly #commits = new Set<Promise<void>>();
   #tasksToTrigger: readonly string[] = [];
   #tasksToAck: readonly string[] = [];
+  /** Tasks of the current deployment whose thread ended: they acknowledge nothing any more. */
+  readonly #finishedTasks = new Set<string>();
 
   constructor(options: CheckpointCoordinatorOptions, deps: CheckpointCoordinatorDeps) {
     this.options = resolveCheckpointCoordinatorOptions(options);
@@ -200,6 +202,7 @@ export class CheckpointCoordinator {
   setTasks(tasksToTrigger: Iterable<string>, tasksToAck: Iterable<string>): void {
     this.#tasksToTrigger = [...tasksToTrigger];
     this.#tasksToAck = [...new Set(tasksToAck)];
+    this.#finishedTasks.clear();
     this.#reschedule();
   }
 
@@ -284,6 +287,20 @@ export class CheckpointCoordinator {
     return 'aborted';
   }
 
+  /**
+   * A task of the current deployment ended its thread. Checkpoints still waiting for its
+   * acknowledgement can never complete: they are aborted now (`end-of-input`) rather than at
+   * their timeout, and so is any later one that would wait for it.
+   */
+  taskFinished(taskKey: string): void {
+    this.#finishedTasks.add(taskKey);
+    for (const entry of [...this.#pending.values()]) {
+      if (!entry.committing && entry.checkpoint.notYetAcknowledged.has(taskKey)) {
+        this.#abort(entry, 'end-of-input', `task ${taskKey} finished before acknowledging`);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ triggering
 
   #decide(kind: CheckpointKind): TriggerDecision {
@@ -349,6 +366,11 @@ export class CheckpointCoordinator {
       entry.timeout = undefined;
       this.#abortIfAcknowledging(checkpointId, 'expired', `not completed within ${this.options.timeout} ms`);
     }, this.options.timeout);
+    const gone = this.#tasksToAck.find((t) => this.#finishedTasks.has(t));
+    if (gone !== undefined) {
+      this.#abort(entry, 'end-of-input', `task ${gone} finished before acknowledging`);
+      return;
+    }
     const tasks = kind === 'final' ? this.#tasksToAck : this.#tasksToTrigger;
     try {
       const result = this.#gateway.triggerSources(checkpointId, timestamp, tasks, kind);

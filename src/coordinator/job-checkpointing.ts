@@ -88,7 +88,7 @@ export class JobCheckpointing {
           triggerSources: (id, timestamp, tasks, kind) => {
             const type = checkpointTypeOf(kind);
             for (const t of this.#tasks(tasks))
-              callTask(() => t.control.triggerCheckpoint(id, timestamp, type));
+              callTask(() => t.control.triggerCheckpoint(id, timestamp, type, kind === 'final'));
           },
           notifyComplete: (id) => {
             for (const t of this.#execution?.tasks ?? [])
@@ -283,9 +283,11 @@ export class JobCheckpointing {
         if (task.isSource) this.#coordinator.setSourcesFinished(true);
         if (this.#execution && this.#inputEnded.size === this.#execution.tasks.length) this.#triggerFinal();
         break;
+      case 'finished':
+        this.#coordinator.taskFinished(task.key);
+        break;
       case 'deliver':
       case 'failed':
-      case 'finished':
         break;
     }
   }

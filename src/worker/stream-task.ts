@@ -78,7 +78,13 @@ export interface TaskBarrierHandler {
 }
 
 type Command =
-  | { kind: 'trigger'; checkpointId: number; timestamp: number; checkpointType: CheckpointType }
+  | {
+      kind: 'trigger';
+      checkpointId: number;
+      timestamp: number;
+      checkpointType: CheckpointType;
+      final: boolean;
+    }
   | { kind: 'complete'; checkpointId: number }
   | { kind: 'aborted'; checkpointId: number }
   | { kind: 'cancel' };
@@ -143,8 +149,8 @@ export class StreamTask implements BarrierHandlerActions {
 
   /** Control calls, exposed to the main thread over comlink. Each only enqueues and wakes. */
   readonly control: TaskControl = {
-    triggerCheckpoint: (checkpointId, timestamp, checkpointType) =>
-      this.#enqueue({ kind: 'trigger', checkpointId, timestamp, checkpointType }),
+    triggerCheckpoint: (checkpointId, timestamp, checkpointType, final) =>
+      this.#enqueue({ kind: 'trigger', checkpointId, timestamp, checkpointType, final }),
     notifyCheckpointComplete: (checkpointId) => this.#enqueue({ kind: 'complete', checkpointId }),
     notifyCheckpointAborted: (checkpointId) => this.#enqueue({ kind: 'aborted', checkpointId }),
     cancel: () => this.#enqueue({ kind: 'cancel' }),
@@ -378,7 +384,7 @@ export class StreamTask implements BarrierHandlerActions {
           this.#cancelled = true;
           throw new TaskCancelledError();
         case 'trigger':
-          this.#onTrigger(c.checkpointId, c.timestamp, c.checkpointType);
+          this.#onTrigger(c.checkpointId, c.timestamp, c.checkpointType, c.final);
           break;
         case 'complete':
           if (c.checkpointId > this.#lastCompleted) this.#lastCompleted = c.checkpointId;
@@ -393,7 +399,7 @@ export class StreamTask implements BarrierHandlerActions {
     }
   }
 
-  #onTrigger(checkpointId: number, timestamp: number, checkpointType: CheckpointType): void {
+  #onTrigger(checkpointId: number, timestamp: number, checkpointType: CheckpointType, final: boolean): void {
     const barrier: CheckpointBarrier = {
       kind: 'barrier',
       checkpointId,
@@ -402,9 +408,12 @@ export class StreamTask implements BarrierHandlerActions {
       unaligned: this.#o.checkpointing?.unaligned ?? false,
     };
     if (this.#inputEnded) {
-      // The final checkpoint: every channel is drained, so there is nothing to align and no one
-      // to forward a barrier to.
-      this.#finalCheckpointId = checkpointId;
+      // Every channel is drained: nothing to align, no one to forward a barrier to. Only the
+      // coordinator's `final` checkpoint lets the task exit once it completes. A periodic
+      // trigger can reach a source whose input just ended (sent before the coordinator saw
+      // `input-ended`): it is served too, but exiting after it would leave the final checkpoint
+      // waiting for a task that is gone.
+      if (final) this.#finalCheckpointId = checkpointId;
       this.#performCheckpoint(barrier, 0, false);
     } else if (this.#source) {
       // Positions and barrier in one synchronous step: no record falls between them.

@@ -133,7 +133,16 @@ export type TaskEvent =
 
 /** Main → task control calls, exposed by the task over comlink. */
 export interface TaskControl {
-  triggerCheckpoint(checkpointId: number, timestamp: number, checkpointType: CheckpointType): void;
+  /**
+   * `final`: the coordinator's last checkpoint of a bounded job (every task ended its input); the
+   * task exits once it completed. Any other trigger never ends a task.
+   */
+  triggerCheckpoint(
+    checkpointId: number,
+    timestamp: number,
+    checkpointType: CheckpointType,
+    final: boolean,
+  ): void;
   notifyCheckpointComplete(checkpointId: number): void;
   notifyCheckpointAborted(checkpointId: number): void;
   cancel(): void;

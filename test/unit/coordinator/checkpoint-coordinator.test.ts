@@ -206,6 +206,36 @@ describe('CheckpointCoordinator: periodic triggering', () => {
   });
 });
 
+describe('CheckpointCoordinator: tasks that finished', () => {
+  it('aborts a checkpoint still waiting for a task whose thread ended, at once instead of at its timeout', async () => {
+    const t = setup({ timeout: 60_000 });
+    t.coordinator.start();
+    t.clock.advance(100);
+    expect(t.coordinator.receiveAcknowledge('2/0', 1, ack())).toBe('success');
+    t.coordinator.taskFinished('2/0'); // acknowledged already: no reason to abort
+    expect(t.aborted).toEqual([]);
+    t.coordinator.taskFinished('1/1');
+    expect(t.aborted).toMatchObject([{ checkpointId: 1, reason: 'end-of-input' }]);
+    expect(t.coordinator.pendingCheckpointIds()).toEqual([]);
+  });
+
+  it('aborts a later checkpoint that includes a finished task as soon as it is triggered', async () => {
+    const t = setup({ timeout: 60_000 });
+    t.coordinator.start();
+    t.coordinator.taskFinished('2/0');
+    t.coordinator.setSourcesFinished(true);
+    const final = t.coordinator.triggerCheckpoint('final');
+    await expect(final).rejects.toMatchObject({ reason: 'end-of-input' });
+    await expect(final).rejects.toThrow(/2\/0 finished before acknowledging/);
+    expect(t.coordinator.pendingCheckpointIds()).toEqual([]);
+    // a new deployment starts with every task alive
+    t.coordinator.setTasks(SOURCES, ALL);
+    const again = t.coordinator.triggerCheckpoint('final');
+    t.ackAll(2);
+    await expect(again).resolves.toMatchObject({ checkpointId: 2 });
+  });
+});
+
 describe('CheckpointCoordinator: aborts and failures', () => {
   it('times a checkpoint out as expired; with tolerableFailures 0 that fails the job', () => {
     const t = setup({ timeout: 50 });
