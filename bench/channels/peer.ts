@@ -16,6 +16,8 @@ export type BenchCommand =
       readonly doorbell: SharedArrayBuffer;
       readonly n: number;
       readonly batchRecords: number;
+      /** false: every batch through msgpack (no shape codec). */
+      readonly shapeBatches: boolean;
     }
   | {
       readonly cmd: 'consume-ring';
@@ -35,7 +37,10 @@ export interface BenchRecord {
 const now = (): number => performance.timeOrigin + performance.now();
 
 function produceRing(command: Extract<BenchCommand, { cmd: 'produce-ring' }>): Record<string, unknown> {
-  const writer = new ChannelWriter(command.ring, command.doorbell, { batchRecords: command.batchRecords });
+  const writer = new ChannelWriter(command.ring, command.doorbell, {
+    batchRecords: command.batchRecords,
+    shapeBatches: command.shapeBatches,
+  });
   const start = now();
   for (let i = 0; i < command.n; i++) {
     writer.write({ key: `k${i % 10000}`, value: i * 2 });

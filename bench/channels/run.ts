@@ -1,6 +1,7 @@
 /**
  * Channel throughput benchmark: records/s between the same two worker threads for
- * - ring, batched: ChannelWriter (256 records / frame, msgpackr shared structures) + InputGate
+ * - ring, batched: ChannelWriter (256 records / frame, the shape codec) + InputGate
+ * - ring, batched, msgpack only: the same with the shape codec off (msgpackr, shared structures)
  * - ring, per record: one frame per record (batchRecords 1)
  * - postMessage over a MessageChannel, batched arrays of 256, and one message per record
  * and the single-thread ceilings in the main thread: the same encode/decode/work in one thread,
@@ -82,12 +83,12 @@ type Mode = { readonly name: string; readonly n: number; readonly run: (n: numbe
 const producer = new BenchWorker();
 const consumer = new BenchWorker();
 
-async function ringRun(n: number, batchRecords: number): Promise<Sample> {
+async function ringRun(n: number, batchRecords: number, shapeBatches = true): Promise<Sample> {
   const ring = RingBuffer.allocate(RING_BYTES);
   const doorbell = Doorbell.allocate();
   const [c, p] = await Promise.all([
     consumer.request({ cmd: 'consume-ring', ring, doorbell, n, spinMicros: SPIN_MICROS }),
-    producer.request({ cmd: 'produce-ring', ring, doorbell, n, batchRecords }),
+    producer.request({ cmd: 'produce-ring', ring, doorbell, n, batchRecords, shapeBatches }),
   ]);
   if (c.count !== n) throw new Error(`consumer got ${c.count} of ${n} records`);
   return { recordsPerSec: n / ((c.end - p.start) / 1000), extra: { ...p, ...c } };
@@ -150,12 +151,21 @@ function costBreakdown(n: number): Record<string, number> {
   }
   const producerCodec = new RecordCodec();
   const consumerCodec = new RecordCodec();
-  // The shapes travel once, before the timed loops.
-  producerCodec.encodeBatch(batches[0]);
-  consumerCodec.applyStructureUpdate(producerCodec.takeStructureUpdate()!);
   let t = performance.now();
-  const encoded = batches.map((b) => producerCodec.encodeBatch(b).slice());
+  const encoded = batches.map((b) => new Uint8Array(producerCodec.encodeBatch(b)));
   const encodeNs = ((performance.now() - t) * 1e6) / n;
+  // msgpack alone, for reference (what every batch cost before the shape codec).
+  const msgpackProducer = new RecordCodec({ shapeBatches: false });
+  const msgpackConsumer = new RecordCodec();
+  msgpackProducer.encodeBatch(batches[0]); // the shapes travel once, before the timed loops
+  msgpackConsumer.applyStructureUpdate(msgpackProducer.takeStructureUpdate()!);
+  t = performance.now();
+  const msgpackEncoded = batches.map((b) => new Uint8Array(msgpackProducer.encodeBatch(b)));
+  const msgpackEncodeNs = ((performance.now() - t) * 1e6) / n;
+  t = performance.now();
+  let msgpackSum = 0;
+  for (const e of msgpackEncoded) msgpackSum += (msgpackConsumer.decodeBatch(e) as BenchRecord[]).length;
+  const msgpackDecodeNs = ((performance.now() - t) * 1e6) / n;
 
   const sab = RingBuffer.allocate(RING_BYTES);
   const writer = new RingBuffer(sab);
@@ -179,18 +189,26 @@ function costBreakdown(n: number): Record<string, number> {
   t = performance.now();
   for (const b of batches) sum += (structuredClone(b) as BenchRecord[]).length;
   const structuredCloneNs = ((performance.now() - t) * 1e6) / n;
-  sink += sum + bytes;
+  sink += sum + bytes + msgpackSum;
   return {
     encodeNsPerRecord: encodeNs,
     copyNsPerRecord: copyNs,
     decodeNsPerRecord: decodeNs,
     structuredCloneNsPerRecord: structuredCloneNs,
     encodedBytesPerRecord: encoded.reduce((s, e) => s + e.length, 0) / n,
+    msgpackEncodeNsPerRecord: msgpackEncodeNs,
+    msgpackDecodeNsPerRecord: msgpackDecodeNs,
+    msgpackBytesPerRecord: msgpackEncoded.reduce((s, e) => s + e.length, 0) / n,
   };
 }
 
 const modes: Mode[] = [
-  { name: 'ring, batched (256, msgpackr)', n: N_BATCHED, run: (n) => ringRun(n, BATCH) },
+  { name: 'ring, batched (256, shape codec)', n: N_BATCHED, run: (n) => ringRun(n, BATCH) },
+  {
+    name: 'ring, batched (256, msgpack only)',
+    n: N_BATCHED,
+    run: (n) => ringRun(n, BATCH, false),
+  },
   { name: 'ring, per record', n: N_PER_RECORD, run: (n) => ringRun(n, 1) },
   { name: 'postMessage, batched (256)', n: N_BATCHED, run: (n) => portRun(n, BATCH) },
   { name: 'postMessage, per record', n: N_PER_RECORD, run: (n) => portRun(n, 1) },
@@ -226,7 +244,7 @@ async function main(): Promise<void> {
   });
   const byName = new Map(results.map((r) => [r.mode, r.recordsPerSecMedian]));
   const ringBatched = byName.get(modes[0].name)!;
-  const portBatched = byName.get(modes[2].name)!;
+  const portBatched = byName.get(modes[3].name)!;
   const lastRing = samples.get(modes[0].name)!.at(-1)!.extra!;
   const wakeups = {
     records: N_BATCHED,

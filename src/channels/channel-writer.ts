@@ -34,6 +34,11 @@ export interface ChannelWriterOptions {
    * (or the flush it triggers) throws RecordTooLargeError. Default 64 MiB.
    */
   readonly maxRecordBytes?: number;
+  /**
+   * Encode batches of one flat shape with the shape codec (shape-codec.ts) instead of msgpack.
+   * Default true; false is for benchmarks that compare the two.
+   */
+  readonly shapeBatches?: boolean;
 }
 
 export const DEFAULT_BATCH_RECORDS = 256;
@@ -49,6 +54,14 @@ interface PendingFrame {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * A copy that owns its memory. Not `payload.slice()`: codecs may hand out Node Buffers, whose
+ * `slice` is a view (msgpackr's `pack` returns one).
+ */
+function copyBytes(payload: Uint8Array): Uint8Array {
+  return new Uint8Array(payload);
+}
 
 /**
  * Producer end of a channel. `write` is synchronous and never blocks: records go into the current
@@ -84,7 +97,7 @@ export class ChannelWriter {
     copiedToPending: 0,
   };
 
-  readonly #codec = new RecordCodec();
+  readonly #codec: RecordCodec;
   readonly #controlScratch = createControlScratch();
   /** Records of the open batch. Invariant: shorter than batchRecords between calls. */
   #batch: unknown[] = [];
@@ -113,6 +126,7 @@ export class ChannelWriter {
       'maxRecordBytes',
       options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     );
+    this.#codec = new RecordCodec({ shapeBatches: options.shapeBatches });
   }
 
   /** Whether frames are waiting for ring space. When true, stop producing and wait for capacity. */
@@ -270,7 +284,7 @@ export class ChannelWriter {
     this.stats.batches++;
     // Published first: the batch may reference shapes learned while encoding it.
     const structures = this.#codec.takeStructureUpdate();
-    if (structures !== null) this.#emit(FRAME_TAG.structures, structures.slice());
+    if (structures !== null) this.#emit(FRAME_TAG.structures, copyBytes(structures));
     this.#emit(FRAME_TAG.records, bytes);
   }
 
@@ -292,7 +306,7 @@ export class ChannelWriter {
     const max = this.ring.maxPayloadBytes;
     if (payload.length <= max) {
       if (!this.backlogged && this.#publish(word, EMPTY, payload)) return;
-      this.#enqueue({ word, head: EMPTY, body: payload.slice() });
+      this.#enqueue({ word, head: EMPTY, body: copyBytes(payload) });
       return;
     }
     this.stats.fragmented++;
@@ -314,7 +328,7 @@ export class ChannelWriter {
         offset = end;
         continue;
       }
-      if (owned === null) owned = payload.slice(offset);
+      if (owned === null) owned = copyBytes(payload.subarray(offset));
       const base = payload.length - owned.length;
       this.#enqueue({ word: pieceWord, head, body: owned.subarray(offset - base, end - base) });
       offset = end;

@@ -1,0 +1,527 @@
+/**
+ * ShapeCodec: the fast path of a channel's record batches. A batch whose records are all plain
+ * objects with the same keys in the same order (or all primitives) is written as one shape
+ * header (the key list) followed by tagged values, by an encoder and a decoder generated for that
+ * key list (named property loads and an object literal, so V8 keeps both monomorphic). Values
+ * must be numbers, strings, booleans, null or undefined. Any other batch — nested objects or
+ * arrays, class instances, Dates, Maps, bigints, mixed shapes — makes
+ * {@link ShapeEncoder.encode} return `null`, and the batch goes through msgpack as before (see
+ * record-codec.ts).
+ *
+ * Why: msgpackr with shared structures costs ~90 ns per small record to encode here and was the
+ * producer's bottleneck (bench/channels). Measured on the channel bench's `{ key, value }`
+ * records: see bench/README.md.
+ *
+ * Batch layout (little-endian):
+ *   0xc1                      SHAPE_BATCH_MARK (a byte msgpack never uses)
+ *   u8 kind                   0: primitives, 1: objects
+ *   u16 keyCount; keyCount × (u16 byteLength, utf8 key)   (objects only)
+ *   u32 recordCount
+ *   recordCount × (kind 0: one value; kind 1: keyCount values, in key order)
+ * A value is a tag byte and its payload:
+ *   I32 (i32) · F64 (f64) · ASCII (u8 length, bytes) · UTF8 (u32 length, bytes) · TRUE · FALSE ·
+ *   NULL · UNDEFINED
+ *
+ * Exactness: numbers keep their bits (-0, NaN, ±Infinity as f64; i32 only for integers other
+ * than -0), strings their code units (a string with a lone surrogate sends its batch to
+ * msgpack), `undefined` stays `undefined`. Decoded strings and values never alias the
+ * payload (which may be shared memory).
+ */
+
+import { ChannelProtocolError } from '../errors.js';
+
+/** First byte of a shape batch. 0xc1 is "never used" in msgpack, so it cannot start a msgpack batch. */
+export const SHAPE_BATCH_MARK = 0xc1;
+
+const KIND_PRIMITIVE = 0;
+const KIND_OBJECT = 1;
+
+const T_I32 = 1;
+const T_F64 = 2;
+const T_ASCII = 3;
+const T_UTF8 = 4;
+const T_TRUE = 5;
+const T_FALSE = 6;
+const T_NULL = 7;
+const T_UNDEFINED = 8;
+
+/** Strings up to this length are tried as ASCII inline (one length byte). */
+const ASCII_MAX = 255;
+/** Shapes one endpoint generates code for; further shapes take the msgpack path. */
+export const MAX_SHAPES = 64;
+/** Keys per shape handled by generated code; wider objects take the msgpack path. */
+export const MAX_SHAPE_KEYS = 64;
+/** An encoder buffer grown above this is dropped before the next batch. */
+const RETAINED_BUFFER_BYTES = 4 * 1024 * 1024;
+/** After a batch that did not fit its first record's shape, this many batches skip the fast path. */
+const MISMATCH_BACKOFF_BATCHES = 16;
+
+/** The encoder's growable output buffer and position, shared with generated code. */
+class Out {
+  buf: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
+  dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  p = 0;
+
+  /** Back to a small buffer after a batch of huge records, so one of them does not pin memory. */
+  reset(): void {
+    this.buf = Buffer.allocUnsafeSlow(64 * 1024);
+    this.dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    this.p = 0;
+  }
+
+  ensure(extra: number): void {
+    if (this.p + extra <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.p + extra) size *= 2;
+    const next = Buffer.allocUnsafeSlow(size);
+    next.set(this.buf.subarray(0, this.p));
+    this.buf = next;
+    this.dv = new DataView(next.buffer, next.byteOffset, next.byteLength);
+  }
+}
+
+/** Helpers generated encoders call for the less common value types. */
+interface EncodeHelpers {
+  readonly out: Out;
+  /** Writes a value at out.p (tag included) and advances it; false for a value no tag covers. */
+  writeSlow(value: unknown): boolean;
+}
+
+type GeneratedEncoder = (records: readonly unknown[], n: number, h: EncodeHelpers) => boolean;
+type GeneratedDecoder = (
+  buf: Uint8Array,
+  dv: DataView,
+  p: number,
+  n: number,
+  out: unknown[],
+  h: DecodeHelpers,
+) => number;
+
+/**
+ * Producer side. Not thread-safe; one per channel writer. The returned bytes are a view of the
+ * encoder's buffer, valid until the next call.
+ */
+export class ShapeEncoder {
+  readonly #out = new Out();
+  readonly #helpers: EncodeHelpers;
+  readonly #shapes = new Map<string, { fn: GeneratedEncoder; header: Uint8Array }>();
+  #primitive: GeneratedEncoder | null = null;
+  #backoff = 0;
+  /** Counters: batches encoded by shape, and batches that fell back to msgpack. */
+  readonly stats = { shapeBatches: 0, fallbacks: 0 };
+
+  constructor() {
+    const out = this.#out;
+    this.#helpers = { out, writeSlow: (v) => writeValueSlow(out, v) };
+  }
+
+  /** Encodes `records` as a shape batch, or returns null when they do not share one shape. */
+  encode(records: readonly unknown[]): Uint8Array | null {
+    const n = records.length;
+    if (n === 0) return null;
+    if (this.#backoff > 0) {
+      this.#backoff--;
+      return null;
+    }
+    const first = records[0];
+    let fn: GeneratedEncoder;
+    let header: Uint8Array;
+    if (isPlainObject(first)) {
+      const keys: string[] = [];
+      for (const k in first) {
+        if (keys.length === MAX_SHAPE_KEYS || k === '__proto__') return this.#miss();
+        keys.push(k);
+      }
+      const id = keys.join('\u0000');
+      let shape = this.#shapes.get(id);
+      if (shape === undefined) {
+        if (this.#shapes.size >= MAX_SHAPES) return this.#miss();
+        shape = { fn: generateObjectEncoder(keys), header: objectHeader(keys) };
+        this.#shapes.set(id, shape);
+      }
+      fn = shape.fn;
+      header = shape.header;
+    } else if (first === null || typeof first !== 'object') {
+      this.#primitive ??= generatePrimitiveEncoder();
+      fn = this.#primitive;
+      header = PRIMITIVE_HEADER;
+    } else {
+      return this.#miss();
+    }
+    const out = this.#out;
+    if (out.buf.length > RETAINED_BUFFER_BYTES) out.reset();
+    out.p = 0;
+    out.ensure(header.length + 4);
+    out.buf.set(header, 0);
+    out.p = header.length;
+    out.dv.setUint32(out.p, n, true);
+    out.p += 4;
+    if (!fn(records, n, this.#helpers)) return this.#miss();
+    this.stats.shapeBatches++;
+    // A plain Uint8Array view (not a Buffer, whose `slice` would not copy).
+    return new Uint8Array(out.buf.buffer, out.buf.byteOffset, out.p);
+  }
+
+  #miss(): null {
+    this.stats.fallbacks++;
+    this.#backoff = MISMATCH_BACKOFF_BATCHES;
+    return null;
+  }
+}
+
+/** Helpers generated decoders call for the less common value types. */
+interface DecodeHelpers {
+  /** Position after the value read by {@link readSlow}. */
+  p: number;
+  ascii(buf: Uint8Array, p: number, len: number): string;
+  readSlow(tag: number, buf: Uint8Array, dv: DataView, p: number): unknown;
+}
+
+/** Consumer side. One per channel reader. */
+export class ShapeDecoder {
+  readonly #helpers: DecodeHelpers;
+  readonly #decoders = new Map<string, GeneratedDecoder>();
+  #lastHeader: Uint8Array = new Uint8Array(0);
+  #lastDecoder: GeneratedDecoder | null = null;
+
+  constructor() {
+    const helpers: DecodeHelpers = {
+      p: 0,
+      ascii: readAscii,
+      readSlow: (tag, buf, dv, p) => {
+        const r = readValueSlow(tag, buf, dv, p);
+        helpers.p = r.p;
+        return r.value;
+      },
+    };
+    this.#helpers = helpers;
+  }
+
+  /** Decodes a shape batch (`payload[0] === SHAPE_BATCH_MARK`). Nothing returned aliases `payload`. */
+  decode(payload: Uint8Array): unknown[] {
+    try {
+      const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+      const headerEnd = this.#headerEnd(payload, dv);
+      const decoder = this.#decoderFor(payload, headerEnd);
+      const n = dv.getUint32(headerEnd, true);
+      const out = new Array<unknown>(n);
+      const end = decoder(payload, dv, headerEnd + 4, n, out, this.#helpers);
+      if (end !== payload.length) {
+        throw new ChannelProtocolError(`shape batch: ${payload.length - end} bytes after its last record`);
+      }
+      return out;
+    } catch (e) {
+      if (e instanceof ChannelProtocolError) throw e;
+      throw new ChannelProtocolError('undecodable shape batch', { cause: e });
+    }
+  }
+
+  #headerEnd(payload: Uint8Array, dv: DataView): number {
+    const kind = payload[1];
+    if (kind === KIND_PRIMITIVE) return 2;
+    if (kind !== KIND_OBJECT) throw new ChannelProtocolError(`shape batch of unknown kind ${kind}`);
+    let p = 2;
+    const count = dv.getUint16(p, true);
+    p += 2;
+    for (let i = 0; i < count; i++) p += 2 + dv.getUint16(p, true);
+    return p;
+  }
+
+  #decoderFor(payload: Uint8Array, headerEnd: number): GeneratedDecoder {
+    const last = this.#lastHeader;
+    if (this.#lastDecoder !== null && last.length === headerEnd) {
+      let same = true;
+      for (let i = 0; i < headerEnd; i++) {
+        if (last[i] !== payload[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.#lastDecoder;
+    }
+    const header = payload.slice(0, headerEnd);
+    const id = Buffer.from(header.buffer, header.byteOffset, header.length).toString('latin1');
+    let decoder = this.#decoders.get(id);
+    if (decoder === undefined) {
+      if (this.#decoders.size >= MAX_SHAPES * 2) this.#decoders.clear();
+      decoder =
+        payload[1] === KIND_PRIMITIVE ? generatePrimitiveDecoder() : generateObjectDecoder(parseKeys(header));
+      this.#decoders.set(id, decoder);
+    }
+    this.#lastHeader = header;
+    this.#lastDecoder = decoder;
+    return decoder;
+  }
+}
+
+// ---------------------------------------------------------------------------------- headers
+
+const PRIMITIVE_HEADER = Uint8Array.of(SHAPE_BATCH_MARK, KIND_PRIMITIVE);
+
+function objectHeader(keys: readonly string[]): Uint8Array {
+  const encoded = keys.map((k) => Buffer.from(k, 'utf8'));
+  let size = 4;
+  for (const e of encoded) size += 2 + e.length;
+  const header = Buffer.alloc(size);
+  header[0] = SHAPE_BATCH_MARK;
+  header[1] = KIND_OBJECT;
+  header.writeUInt16LE(keys.length, 2);
+  let p = 4;
+  for (const e of encoded) {
+    header.writeUInt16LE(e.length, p);
+    header.set(e, p + 2);
+    p += 2 + e.length;
+  }
+  return new Uint8Array(header.buffer, header.byteOffset, header.length);
+}
+
+function parseKeys(header: Uint8Array): string[] {
+  const b = Buffer.from(header.buffer, header.byteOffset, header.length);
+  const count = b.readUInt16LE(2);
+  const keys: string[] = [];
+  let p = 4;
+  for (let i = 0; i < count; i++) {
+    const len = b.readUInt16LE(p);
+    keys.push(b.toString('utf8', p + 2, p + 2 + len));
+    p += 2 + len;
+  }
+  return keys;
+}
+
+// ---------------------------------------------------------------------------------- values
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && (v as object).constructor === Object;
+}
+
+/**
+ * The generated code for writing one value held in variable `v` (the common tags inline: i32,
+ * f64, short ASCII strings, booleans; everything else through `h.writeSlow`). Uses the locals
+ * `buf`, `dv`, `p` of the generated function and reloads them after a helper call.
+ */
+function writeValueCode(v: string): string {
+  return `
+    if (typeof ${v} === 'number') {
+      if (p + 9 > buf.length) { out.p = p; out.ensure(9); buf = out.buf; dv = out.dv; }
+      if ((${v} | 0) === ${v} && (${v} !== 0 || 1 / ${v} > 0)) { buf[p] = ${T_I32}; dv.setInt32(p + 1, ${v}, true); p += 5; }
+      else { buf[p] = ${T_F64}; dv.setFloat64(p + 1, ${v}, true); p += 9; }
+    } else if (typeof ${v} === 'string' && ${v}.length <= ${ASCII_MAX}) {
+      const len = ${v}.length;
+      if (p + len + 2 > buf.length) { out.p = p; out.ensure(len + 2); buf = out.buf; dv = out.dv; }
+      let ok = true;
+      for (let j = 0; j < len; j++) {
+        const c = ${v}.charCodeAt(j);
+        if (c > 0x7f) { ok = false; break; }
+        buf[p + 2 + j] = c;
+      }
+      if (ok) { buf[p] = ${T_ASCII}; buf[p + 1] = len; p += len + 2; }
+      else { out.p = p; if (!h.writeSlow(${v})) return false; buf = out.buf; dv = out.dv; p = out.p; }
+    } else if (typeof ${v} === 'boolean') {
+      if (p + 1 > buf.length) { out.p = p; out.ensure(1); buf = out.buf; dv = out.dv; }
+      buf[p++] = ${v} ? ${T_TRUE} : ${T_FALSE};
+    }
+    else { out.p = p; if (!h.writeSlow(${v})) return false; buf = out.buf; dv = out.dv; p = out.p; }`;
+}
+
+function generateObjectEncoder(keys: readonly string[]): GeneratedEncoder {
+  const n = keys.length;
+  const lines: string[] = [];
+  lines.push('const out = h.out;');
+  lines.push('let buf = out.buf, dv = out.dv, p = out.p;');
+  lines.push('for (let i = 0; i < n; i++) {');
+  lines.push('  const r = records[i];');
+  lines.push(`  if (typeof r !== 'object' || r === null || r.constructor !== Object) return false;`);
+  lines.push('  let k = 0;');
+  lines.push('  for (const key in r) {');
+  lines.push(`    if (k === ${n} || key !== KEYS[k]) return false;`);
+  lines.push('    k++;');
+  lines.push('  }');
+  lines.push(`  if (k !== ${n}) return false;`);
+  keys.forEach((key, i) => {
+    lines.push(`  const v${i} = r[${JSON.stringify(key)}];`);
+    lines.push(writeValueCode(`v${i}`));
+  });
+  lines.push('}');
+  lines.push('out.p = p;');
+  lines.push('return true;');
+  const factory = new Function(
+    'KEYS',
+    `return function encodeShape(records, n, h) {\n${lines.join('\n')}\n};`,
+  );
+  return factory(keys.slice()) as GeneratedEncoder;
+}
+
+function generatePrimitiveEncoder(): GeneratedEncoder {
+  const body = `
+    const out = h.out;
+    let buf = out.buf, dv = out.dv, p = out.p;
+    for (let i = 0; i < n; i++) {
+      const v = records[i];
+      if (typeof v === 'object' && v !== null) return false;
+      ${writeValueCode('v')}
+    }
+    out.p = p;
+    return true;`;
+  return new Function('records', 'n', 'h', body) as GeneratedEncoder;
+}
+
+/** Writes a value (tag and payload) at `out.p`; false, writing nothing, when no tag covers it. */
+function writeValueSlow(out: Out, v: unknown): boolean {
+  switch (typeof v) {
+    case 'number':
+      out.ensure(9);
+      if ((v | 0) === v && (v !== 0 || 1 / v > 0)) {
+        out.buf[out.p] = T_I32;
+        out.dv.setInt32(out.p + 1, v, true);
+        out.p += 5;
+      } else {
+        out.buf[out.p] = T_F64;
+        out.dv.setFloat64(out.p + 1, v, true);
+        out.p += 9;
+      }
+      return true;
+    case 'string':
+      if (isWellFormed(v)) {
+        out.ensure(5 + v.length * 3);
+        const written = out.buf.write(v, out.p + 5, 'utf8');
+        out.buf[out.p] = T_UTF8;
+        out.dv.setUint32(out.p + 1, written, true);
+        out.p += 5 + written;
+        return true;
+      }
+      return false; // lone surrogates: msgpack keeps them as it always did
+    case 'boolean':
+      out.ensure(1);
+      out.buf[out.p++] = v ? T_TRUE : T_FALSE;
+      return true;
+    case 'undefined':
+      out.ensure(1);
+      out.buf[out.p++] = T_UNDEFINED;
+      return true;
+    case 'object':
+      if (v === null) {
+        out.ensure(1);
+        out.buf[out.p++] = T_NULL;
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+const hasIsWellFormed = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
+
+/** No lone surrogates (UTF-8 would replace them). */
+function isWellFormed(s: string): boolean {
+  if (hasIsWellFormed) return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+}
+
+// ---------------------------------------------------------------------------------- decoding
+
+/** The generated code reading one value into variable `v` (common tags inline). */
+function readValueCode(v: string): string {
+  return `
+    t = buf[p];
+    if (t === ${T_I32}) { ${v} = dv.getInt32(p + 1, true); p += 5; }
+    else if (t === ${T_F64}) { ${v} = dv.getFloat64(p + 1, true); p += 9; }
+    else if (t === ${T_ASCII}) { const len = buf[p + 1]; ${v} = h.ascii(buf, p + 2, len); p += len + 2; }
+    else { ${v} = h.readSlow(t, buf, dv, p); p = h.p; }`;
+}
+
+function generateObjectDecoder(keys: readonly string[]): GeneratedDecoder {
+  const vars = keys.map((_, i) => `v${i}`);
+  const lines: string[] = [];
+  lines.push('let t;');
+  lines.push('for (let i = 0; i < n; i++) {');
+  if (vars.length > 0) lines.push(`  let ${vars.join(', ')};`);
+  for (const v of vars) lines.push(readValueCode(v));
+  lines.push(`  out[i] = { ${keys.map((k, i) => `${JSON.stringify(k)}: v${i}`).join(', ')} };`);
+  lines.push('}');
+  lines.push('return p;');
+  return new Function('buf', 'dv', 'p', 'n', 'out', 'h', lines.join('\n')) as GeneratedDecoder;
+}
+
+function generatePrimitiveDecoder(): GeneratedDecoder {
+  const body = `
+    let t, v;
+    for (let i = 0; i < n; i++) {
+      ${readValueCode('v')}
+      out[i] = v;
+    }
+    return p;`;
+  return new Function('buf', 'dv', 'p', 'n', 'out', 'h', body) as GeneratedDecoder;
+}
+
+const fromCharCode = String.fromCharCode;
+
+/** A fresh string from `len` ASCII bytes at `p` (never a view of `buf`). */
+function readAscii(buf: Uint8Array, p: number, len: number): string {
+  switch (len) {
+    case 0:
+      return '';
+    case 1:
+      return fromCharCode(buf[p]);
+    case 2:
+      return fromCharCode(buf[p], buf[p + 1]);
+    case 3:
+      return fromCharCode(buf[p], buf[p + 1], buf[p + 2]);
+    case 4:
+      return fromCharCode(buf[p], buf[p + 1], buf[p + 2], buf[p + 3]);
+    case 5:
+      return fromCharCode(buf[p], buf[p + 1], buf[p + 2], buf[p + 3], buf[p + 4]);
+    case 6:
+      return fromCharCode(buf[p], buf[p + 1], buf[p + 2], buf[p + 3], buf[p + 4], buf[p + 5]);
+    case 7:
+      return fromCharCode(buf[p], buf[p + 1], buf[p + 2], buf[p + 3], buf[p + 4], buf[p + 5], buf[p + 6]);
+    case 8:
+      return fromCharCode(
+        buf[p],
+        buf[p + 1],
+        buf[p + 2],
+        buf[p + 3],
+        buf[p + 4],
+        buf[p + 5],
+        buf[p + 6],
+        buf[p + 7],
+      );
+    default:
+      if (len <= 32) {
+        let s = '';
+        for (let i = 0; i < len; i++) s += fromCharCode(buf[p + i]);
+        return s;
+      }
+      return Buffer.from(buf.buffer, buf.byteOffset + p, len).toString('latin1');
+  }
+}
+
+function readValueSlow(tag: number, buf: Uint8Array, dv: DataView, p: number): { value: unknown; p: number } {
+  switch (tag) {
+    case T_I32:
+      return { value: dv.getInt32(p + 1, true), p: p + 5 };
+    case T_F64:
+      return { value: dv.getFloat64(p + 1, true), p: p + 9 };
+    case T_ASCII: {
+      const len = buf[p + 1];
+      return { value: readAscii(buf, p + 2, len), p: p + 2 + len };
+    }
+    case T_UTF8: {
+      const len = dv.getUint32(p + 1, true);
+      const start = p + 5;
+      if (start + len > buf.length) throw new ChannelProtocolError('shape batch: string past its end');
+      const value = Buffer.from(buf.buffer, buf.byteOffset + start, len).toString('utf8');
+      return { value, p: start + len };
+    }
+    case T_TRUE:
+      return { value: true, p: p + 1 };
+    case T_FALSE:
+      return { value: false, p: p + 1 };
+    case T_NULL:
+      return { value: null, p: p + 1 };
+    case T_UNDEFINED:
+      return { value: undefined, p: p + 1 };
+    default:
+      throw new ChannelProtocolError(`shape batch: unknown value tag ${tag} at byte ${p}`);
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The shape path of RecordCodec (shape-codec.ts): flat records of one shape and primitives
+ * round-trip exactly (numbers bit for bit, key order, undefined), everything else falls back to
+ * msgpack, and a damaged shape batch is a typed protocol error.
+ */
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { RecordCodec } from '../../../src/channels/record-codec.js';
+import { SHAPE_BATCH_MARK } from '../../../src/channels/shape-codec.js';
+import { ChannelProtocolError } from '../../../src/errors.js';
+
+/** Encodes on one codec, decodes on another (the two ends of a channel), like ChannelWriter/Reader. */
+function roundTrip(producer: RecordCodec, consumer: RecordCodec, records: readonly unknown[]): unknown[] {
+  const bytes = new Uint8Array(producer.encodeBatch(records)); // a copy, as the ring makes
+  const update = producer.takeStructureUpdate();
+  if (update !== null) consumer.applyStructureUpdate(new Uint8Array(update));
+  return consumer.decodeBatch(bytes);
+}
+
+/** Deep equality that also tells -0 from 0 and checks key order. */
+function expectExact(actual: unknown, expected: unknown): void {
+  if (typeof expected === 'number') {
+    expect(Object.is(actual, expected), `${String(actual)} is ${String(expected)}`).toBe(true);
+    return;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    expect(Object.keys(actual as object)).toEqual(Object.keys(expected));
+    for (const k of Object.keys(expected)) {
+      expectExact((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k]);
+    }
+    return;
+  }
+  expect(actual).toBe(expected);
+}
+
+const primitive = fc.oneof(
+  fc.integer(),
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  fc.double(), // includes -0, NaN, ±Infinity
+  fc.string(),
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 20 }), // lone surrogates: those batches go to msgpack
+  fc.string({ minLength: 250, maxLength: 300 }), // around the one-byte ASCII length
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+);
+
+describe('RecordCodec: shape path', () => {
+  test('flat records of one shape round-trip exactly (property)', () => {
+    let shaped = 0;
+    let runs = 0;
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(
+          fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('0', '1', '10', 'key', 'value')),
+          {
+            maxLength: 6,
+          },
+        ),
+        fc.integer({ min: 1, max: 300 }),
+        fc.infiniteStream(primitive),
+        (keys, n, values) => {
+          if (keys.includes('__proto__')) return;
+          const it = values[Symbol.iterator]();
+          const records = Array.from({ length: n }, () => {
+            const r: Record<string, unknown> = {};
+            for (const k of keys) r[k] = it.next().value;
+            return r;
+          });
+          const producer = new RecordCodec();
+          const decoded = roundTrip(producer, new RecordCodec(), records);
+          runs++;
+          shaped += producer.shapeStats.shapeBatches;
+          expect(decoded).toHaveLength(n);
+          for (let i = 0; i < n; i++) expectExact(decoded[i], records[i]);
+        },
+      ),
+      { seed: 20261129, numRuns: 150 },
+    );
+    // Most batches must have taken the shape path (a lone surrogate sends one to msgpack).
+    expect(shaped).toBeGreaterThan(runs / 2);
+  });
+
+  test('batches of primitives round-trip exactly (property)', () => {
+    let shaped = 0;
+    fc.assert(
+      fc.property(fc.array(primitive, { minLength: 1, maxLength: 300 }), (records) => {
+        const producer = new RecordCodec();
+        const decoded = roundTrip(producer, new RecordCodec(), records);
+        shaped += producer.shapeStats.shapeBatches;
+        expect(decoded).toHaveLength(records.length);
+        records.forEach((r, i) => {
+          expectExact(decoded[i], r);
+        });
+      }),
+      { seed: 7, numRuns: 300 },
+    );
+    expect(shaped).toBeGreaterThan(100);
+  });
+
+  test('flat records take the shape path; nested values, other shapes and class instances take msgpack', () => {
+    const producer = new RecordCodec();
+    const consumer = new RecordCodec();
+    const flat = [
+      { key: 'a', value: 1 },
+      { key: 'b', value: 2.5 },
+    ];
+    expect(producer.encodeBatch(flat)[0]).toBe(SHAPE_BATCH_MARK);
+    expect(producer.shapeStats).toEqual({ shapeBatches: 1, fallbacks: 0 });
+
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const others: unknown[][] = [
+      [{ key: 'a', tags: ['x'] }], // nested array
+      [
+        { key: 'a', value: 1 },
+        { value: 1, key: 'a' },
+      ], // same keys, other order
+      [{ key: 'a', value: 1 }, { key: 'a' }], // fewer keys
+      [
+        { key: 'a', value: 1 },
+        { key: 'a', value: 1, extra: true },
+      ], // more keys
+      [new Point(1, 2)],
+      [new Date(5)],
+      [new Map([['a', 1]])],
+      [{ n: 10n }],
+      [{ a: 1 }, 'not an object'],
+      ['a string', { a: 1 }],
+      [JSON.parse('{"__proto__": 1, "a": 2}')],
+    ];
+    for (const batch of others) {
+      const fresh = new RecordCodec();
+      expect(
+        fresh.encodeBatch(batch)[0],
+        JSON.stringify(batch, (_, v) => String(v)),
+      ).not.toBe(SHAPE_BATCH_MARK);
+      expect(fresh.shapeStats.shapeBatches).toBe(0);
+      const decoded = roundTrip(producer, consumer, batch);
+      expect(decoded).toHaveLength(batch.length);
+    }
+    const mixed = roundTrip(producer, consumer, others[1]);
+    expect(mixed.map((r) => Object.keys(r as object))).toEqual([
+      ['key', 'value'],
+      ['value', 'key'],
+    ]);
+    expect(roundTrip(producer, consumer, others[6])).toEqual(others[6]);
+  });
+
+  test('a batch that does not fit its first record skips the shape path for a while, then retries', () => {
+    const producer = new RecordCodec();
+    producer.encodeBatch([{ a: 1 }, { b: 1 }]);
+    expect(producer.shapeStats).toEqual({ shapeBatches: 0, fallbacks: 1 });
+    let shaped = 0;
+    for (let i = 0; i < 40; i++) if (producer.encodeBatch([{ a: i }])[0] === SHAPE_BATCH_MARK) shaped++;
+    expect(shaped).toBeGreaterThan(0);
+    expect(shaped).toBeLessThan(40);
+  });
+
+  test('decoding from shared memory: nothing decoded aliases the ring', () => {
+    const producer = new RecordCodec();
+    const records = Array.from({ length: 50 }, (_, i) => ({ id: i, name: `n${i}`, text: 'é'.repeat(i) }));
+    const bytes = producer.encodeBatch(records);
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length + 16), 8, bytes.length);
+    shared.set(bytes);
+    const decoded = new RecordCodec().decodeBatch(shared);
+    shared.fill(0x41);
+    expect(decoded).toEqual(records);
+  });
+
+  test('one encoder keeps many shapes apart', () => {
+    const producer = new RecordCodec();
+    const consumer = new RecordCodec();
+    for (let round = 0; round < 3; round++) {
+      for (let s = 0; s < 10; s++) {
+        const batch = Array.from({ length: 5 }, (_, i) => ({ [`k${s}`]: i, shared: s }));
+        expect(roundTrip(producer, consumer, batch)).toEqual(batch);
+      }
+    }
+  });
+
+  test('a damaged shape batch is a ChannelProtocolError, never a wrong record', () => {
+    const producer = new RecordCodec();
+    const bytes = new Uint8Array(
+      producer.encodeBatch(Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: i }))),
+    );
+    const consumer = new RecordCodec();
+    expect(() => consumer.decodeBatch(bytes.subarray(0, bytes.length - 3))).toThrow(ChannelProtocolError);
+    expect(() => consumer.decodeBatch(Uint8Array.of(...bytes, 0))).toThrow(/after its last record/);
+    const badTag = bytes.slice();
+    badTag[badTag.length - 5] = 0xee; // the tag of the last value (an i32)
+    expect(() => consumer.decodeBatch(badTag)).toThrow(/unknown value tag/);
+    const badKind = bytes.slice();
+    badKind[1] = 9;
+    expect(() => consumer.decodeBatch(badKind)).toThrow(/unknown kind/);
+  });
+});
