@@ -1,7 +1,8 @@
 /**
  * ShapeCodec: the fast path of a channel's record batches. A batch whose records are all plain
- * objects with the same keys in the same order (or all primitives) is written as one shape
- * header (the key list) followed by tagged values, by an encoder and a decoder generated for that
+ * objects with the same keys in the same order (or all primitives), bare or each in an event-time
+ * envelope `[timestamp | null, record]`, is written as one shape header (the key list) followed
+ * by tagged values, by an encoder and a decoder generated for that
  * key list (named property loads and an object literal, so V8 keeps both monomorphic). Values
  * must be numbers, strings, booleans, null or undefined. Any other batch — nested objects or
  * arrays, class instances, Dates, Maps, bigints, mixed shapes — makes
@@ -14,10 +15,13 @@
  *
  * Batch layout (little-endian):
  *   0xc1                      SHAPE_BATCH_MARK (a byte msgpack never uses)
- *   u8 kind                   0: primitives, 1: objects
+ *   u8 kind                   bit 0 (KIND_OBJECT): objects, else primitives;
+ *                             bit 1 (KIND_ENVELOPE): each record is an event-time envelope
+ *                             `[timestamp | null, record]` (network-time-outputs.ts)
  *   u16 keyCount; keyCount × (u16 byteLength, utf8 key)   (objects only)
  *   u32 recordCount
- *   recordCount × (kind 0: one value; kind 1: keyCount values, in key order)
+ *   recordCount × ([envelope: the timestamp value], then one value for a primitive, or keyCount
+ *   values in key order for an object)
  * A value is a tag byte and its payload:
  *   I32 (i32) · F64 (f64) · ASCII (u8 length, bytes) · UTF8 (u32 length, bytes) · TRUE · FALSE ·
  *   NULL · UNDEFINED
@@ -33,8 +37,9 @@ import { ChannelProtocolError } from '../errors.js';
 /** First byte of a shape batch. 0xc1 is "never used" in msgpack, so it cannot start a msgpack batch. */
 export const SHAPE_BATCH_MARK = 0xc1;
 
-const KIND_PRIMITIVE = 0;
+/** Kind bits: records are plain objects (else primitives); records are event-time envelopes. */
 const KIND_OBJECT = 1;
+const KIND_ENVELOPE = 2;
 
 const T_I32 = 1;
 const T_F64 = 2;
@@ -104,8 +109,8 @@ type GeneratedDecoder = (
 export class ShapeEncoder {
   readonly #out = new Out();
   readonly #helpers: EncodeHelpers;
+  /** By kind and key list. */
   readonly #shapes = new Map<string, { fn: GeneratedEncoder; header: Uint8Array }>();
-  #primitive: GeneratedEncoder | null = null;
   #backoff = 0;
   /** Counters: batches encoded by shape, and batches that fell back to msgpack. */
   readonly stats = { shapeBatches: 0, fallbacks: 0 };
@@ -123,31 +128,34 @@ export class ShapeEncoder {
       this.#backoff--;
       return null;
     }
-    const first = records[0];
-    let fn: GeneratedEncoder;
-    let header: Uint8Array;
+    let first = records[0];
+    let kind = 0;
+    if (Array.isArray(first)) {
+      // An event-time envelope `[timestamp | null, record]`; any other array takes msgpack.
+      const ts = first[0];
+      if (first.length !== 2 || (ts !== null && typeof ts !== 'number')) return this.#miss();
+      kind |= KIND_ENVELOPE;
+      first = first[1];
+    }
+    let keys: string[] | null = null;
     if (isPlainObject(first)) {
-      const keys: string[] = [];
+      kind |= KIND_OBJECT;
+      keys = [];
       for (const k in first) {
         if (keys.length === MAX_SHAPE_KEYS || k === '__proto__') return this.#miss();
         keys.push(k);
       }
-      const id = keys.join('\u0000');
-      let shape = this.#shapes.get(id);
-      if (shape === undefined) {
-        if (this.#shapes.size >= MAX_SHAPES) return this.#miss();
-        shape = { fn: generateObjectEncoder(keys), header: objectHeader(keys) };
-        this.#shapes.set(id, shape);
-      }
-      fn = shape.fn;
-      header = shape.header;
-    } else if (first === null || typeof first !== 'object') {
-      this.#primitive ??= generatePrimitiveEncoder();
-      fn = this.#primitive;
-      header = PRIMITIVE_HEADER;
-    } else {
+    } else if (first !== null && typeof first === 'object') {
       return this.#miss();
     }
+    const id = `${kind}:${keys === null ? '' : keys.join('\u0000')}`;
+    let shape = this.#shapes.get(id);
+    if (shape === undefined) {
+      if (this.#shapes.size >= MAX_SHAPES) return this.#miss();
+      shape = { fn: generateEncoder(kind, keys), header: shapeHeader(kind, keys) };
+      this.#shapes.set(id, shape);
+    }
+    const { fn, header } = shape;
     const out = this.#out;
     if (out.buf.length > RETAINED_BUFFER_BYTES) out.reset();
     out.p = 0;
@@ -218,8 +226,10 @@ export class ShapeDecoder {
 
   #headerEnd(payload: Uint8Array, dv: DataView): number {
     const kind = payload[1];
-    if (kind === KIND_PRIMITIVE) return 2;
-    if (kind !== KIND_OBJECT) throw new ChannelProtocolError(`shape batch of unknown kind ${kind}`);
+    if (kind > (KIND_OBJECT | KIND_ENVELOPE)) {
+      throw new ChannelProtocolError(`shape batch of unknown kind ${kind}`);
+    }
+    if ((kind & KIND_OBJECT) === 0) return 2;
     let p = 2;
     const count = dv.getUint16(p, true);
     p += 2;
@@ -244,8 +254,8 @@ export class ShapeDecoder {
     let decoder = this.#decoders.get(id);
     if (decoder === undefined) {
       if (this.#decoders.size >= MAX_SHAPES * 2) this.#decoders.clear();
-      decoder =
-        payload[1] === KIND_PRIMITIVE ? generatePrimitiveDecoder() : generateObjectDecoder(parseKeys(header));
+      const kind = payload[1];
+      decoder = generateDecoder(kind, (kind & KIND_OBJECT) === 0 ? null : parseKeys(header));
       this.#decoders.set(id, decoder);
     }
     this.#lastHeader = header;
@@ -256,15 +266,14 @@ export class ShapeDecoder {
 
 // ---------------------------------------------------------------------------------- headers
 
-const PRIMITIVE_HEADER = Uint8Array.of(SHAPE_BATCH_MARK, KIND_PRIMITIVE);
-
-function objectHeader(keys: readonly string[]): Uint8Array {
+function shapeHeader(kind: number, keys: readonly string[] | null): Uint8Array {
+  if (keys === null) return Uint8Array.of(SHAPE_BATCH_MARK, kind);
   const encoded = keys.map((k) => Buffer.from(k, 'utf8'));
   let size = 4;
   for (const e of encoded) size += 2 + e.length;
   const header = Buffer.alloc(size);
   header[0] = SHAPE_BATCH_MARK;
-  header[1] = KIND_OBJECT;
+  header[1] = kind;
   header.writeUInt16LE(keys.length, 2);
   let p = 4;
   for (const e of encoded) {
@@ -323,24 +332,43 @@ function writeValueCode(v: string): string {
     else { out.p = p; if (!h.writeSlow(${v})) return false; buf = out.buf; dv = out.dv; p = out.p; }`;
 }
 
-function generateObjectEncoder(keys: readonly string[]): GeneratedEncoder {
-  const n = keys.length;
+/**
+ * The encoder of one kind and key list: per record, the shape check (an envelope of two with a
+ * number or null timestamp; a plain object whose own enumerable keys are exactly `keys`, in
+ * order; or a primitive), then the values. Returns false at the first record that does not fit.
+ */
+function generateEncoder(kind: number, keys: readonly string[] | null): GeneratedEncoder {
   const lines: string[] = [];
   lines.push('const out = h.out;');
   lines.push('let buf = out.buf, dv = out.dv, p = out.p;');
   lines.push('for (let i = 0; i < n; i++) {');
-  lines.push('  const r = records[i];');
-  lines.push(`  if (typeof r !== 'object' || r === null || r.constructor !== Object) return false;`);
-  lines.push('  let k = 0;');
-  lines.push('  for (const key in r) {');
-  lines.push(`    if (k === ${n} || key !== KEYS[k]) return false;`);
-  lines.push('    k++;');
-  lines.push('  }');
-  lines.push(`  if (k !== ${n}) return false;`);
-  keys.forEach((key, i) => {
-    lines.push(`  const v${i} = r[${JSON.stringify(key)}];`);
-    lines.push(writeValueCode(`v${i}`));
-  });
+  if ((kind & KIND_ENVELOPE) !== 0) {
+    lines.push('  const e = records[i];');
+    lines.push('  if (!Array.isArray(e) || e.length !== 2) return false;');
+    lines.push('  const ts = e[0];');
+    lines.push(`  if (ts !== null && typeof ts !== 'number') return false;`);
+    lines.push(writeValueCode('ts'));
+    lines.push('  const r = e[1];');
+  } else {
+    lines.push('  const r = records[i];');
+  }
+  if (keys === null) {
+    lines.push(`  if (typeof r === 'object' && r !== null) return false;`);
+    lines.push(writeValueCode('r'));
+  } else {
+    const n = keys.length;
+    lines.push(`  if (typeof r !== 'object' || r === null || r.constructor !== Object) return false;`);
+    lines.push('  let k = 0;');
+    lines.push('  for (const key in r) {');
+    lines.push(`    if (k === ${n} || key !== KEYS[k]) return false;`);
+    lines.push('    k++;');
+    lines.push('  }');
+    lines.push(`  if (k !== ${n}) return false;`);
+    keys.forEach((key, i) => {
+      lines.push(`  const v${i} = r[${JSON.stringify(key)}];`);
+      lines.push(writeValueCode(`v${i}`));
+    });
+  }
   lines.push('}');
   lines.push('out.p = p;');
   lines.push('return true;');
@@ -348,21 +376,7 @@ function generateObjectEncoder(keys: readonly string[]): GeneratedEncoder {
     'KEYS',
     `return function encodeShape(records, n, h) {\n${lines.join('\n')}\n};`,
   );
-  return factory(keys.slice()) as GeneratedEncoder;
-}
-
-function generatePrimitiveEncoder(): GeneratedEncoder {
-  const body = `
-    const out = h.out;
-    let buf = out.buf, dv = out.dv, p = out.p;
-    for (let i = 0; i < n; i++) {
-      const v = records[i];
-      if (typeof v === 'object' && v !== null) return false;
-      ${writeValueCode('v')}
-    }
-    out.p = p;
-    return true;`;
-  return new Function('records', 'n', 'h', body) as GeneratedEncoder;
+  return factory(keys?.slice() ?? []) as GeneratedEncoder;
 }
 
 /** Writes a value (tag and payload) at `out.p`; false, writing nothing, when no tag covers it. */
@@ -430,28 +444,31 @@ function readValueCode(v: string): string {
     else { ${v} = h.readSlow(t, buf, dv, p); p = h.p; }`;
 }
 
-function generateObjectDecoder(keys: readonly string[]): GeneratedDecoder {
-  const vars = keys.map((_, i) => `v${i}`);
+/** The decoder of one kind and key list (the inverse of {@link generateEncoder}). */
+function generateDecoder(kind: number, keys: readonly string[] | null): GeneratedDecoder {
   const lines: string[] = [];
   lines.push('let t;');
   lines.push('for (let i = 0; i < n; i++) {');
-  if (vars.length > 0) lines.push(`  let ${vars.join(', ')};`);
-  for (const v of vars) lines.push(readValueCode(v));
-  lines.push(`  out[i] = { ${keys.map((k, i) => `${JSON.stringify(k)}: v${i}`).join(', ')} };`);
+  const envelope = (kind & KIND_ENVELOPE) !== 0;
+  if (envelope) {
+    lines.push('  let ts;');
+    lines.push(readValueCode('ts'));
+  }
+  let record: string;
+  if (keys === null) {
+    lines.push('  let r;');
+    lines.push(readValueCode('r'));
+    record = 'r';
+  } else {
+    const vars = keys.map((_, i) => `v${i}`);
+    if (vars.length > 0) lines.push(`  let ${vars.join(', ')};`);
+    for (const v of vars) lines.push(readValueCode(v));
+    record = `{ ${keys.map((k, i) => `${JSON.stringify(k)}: v${i}`).join(', ')} }`;
+  }
+  lines.push(`  out[i] = ${envelope ? `[ts, ${record}]` : record};`);
   lines.push('}');
   lines.push('return p;');
   return new Function('buf', 'dv', 'p', 'n', 'out', 'h', lines.join('\n')) as GeneratedDecoder;
-}
-
-function generatePrimitiveDecoder(): GeneratedDecoder {
-  const body = `
-    let t, v;
-    for (let i = 0; i < n; i++) {
-      ${readValueCode('v')}
-      out[i] = v;
-    }
-    return p;`;
-  return new Function('buf', 'dv', 'p', 'n', 'out', 'h', body) as GeneratedDecoder;
 }
 
 const fromCharCode = String.fromCharCode;

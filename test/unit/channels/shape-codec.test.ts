@@ -99,6 +99,46 @@ describe('RecordCodec: shape path', () => {
     expect(shaped).toBeGreaterThan(100);
   });
 
+  test('event-time envelopes [timestamp | null, record] round-trip exactly (property)', () => {
+    let shaped = 0;
+    const timestamp = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2 ** 52 }), fc.double());
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(fc.tuple(timestamp, primitive, primitive), { minLength: 1, maxLength: 200 }),
+        (objects, rows) => {
+          const records = rows.map(([ts, a, b]) => [ts, objects ? { id: a, v: b } : a]);
+          const producer = new RecordCodec();
+          const decoded = roundTrip(producer, new RecordCodec(), records);
+          shaped += producer.shapeStats.shapeBatches;
+          expect(decoded).toHaveLength(records.length);
+          records.forEach((r, i) => {
+            const d = decoded[i] as unknown[];
+            expect(Array.isArray(d) && d.length === 2).toBe(true);
+            expectExact(d[0], r[0]);
+            expectExact(d[1], r[1]);
+          });
+        },
+      ),
+      { seed: 11, numRuns: 200 },
+    );
+    expect(shaped).toBeGreaterThan(100);
+    // Not envelopes: other arrays, a timestamp that is not a number, envelopes of mixed kinds.
+    for (const batch of [
+      [[1, 2, 3]],
+      [['x', { a: 1 }]],
+      [
+        [1, { a: 1 }],
+        [2, 5],
+      ],
+      [[1, { a: 1 }], { a: 1 }],
+    ]) {
+      const producer = new RecordCodec();
+      expect(producer.encodeBatch(batch)[0]).not.toBe(SHAPE_BATCH_MARK);
+      expect(roundTrip(producer, new RecordCodec(), batch)).toEqual(batch);
+    }
+  });
+
   test('flat records take the shape path; nested values, other shapes and class instances take msgpack', () => {
     const producer = new RecordCodec();
     const consumer = new RecordCodec();
