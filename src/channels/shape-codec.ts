@@ -126,6 +126,7 @@ export class ShapeEncoder {
     if (n === 0) return null;
     if (this.#backoff > 0) {
       this.#backoff--;
+      this.stats.fallbacks++;
       return null;
     }
     let first = records[0];
@@ -142,16 +143,19 @@ export class ShapeEncoder {
       kind |= KIND_OBJECT;
       keys = [];
       for (const k in first) {
-        if (keys.length === MAX_SHAPE_KEYS || k === '__proto__') return this.#miss();
+        if (keys.length === MAX_SHAPE_KEYS) return this.#miss();
         keys.push(k);
       }
+      // A bare `{}` carries no value per record: its record count could not be checked against
+      // the payload's size on decode.
+      if (keys.length === 0 && (kind & KIND_ENVELOPE) === 0) return this.#miss();
     } else if (first !== null && typeof first === 'object') {
       return this.#miss();
     }
     const id = `${kind}:${keys === null ? '' : keys.join('\u0000')}`;
     let shape = this.#shapes.get(id);
     if (shape === undefined) {
-      if (this.#shapes.size >= MAX_SHAPES) return this.#miss();
+      if (this.#shapes.size >= MAX_SHAPES || (keys !== null && !keysFit(keys))) return this.#miss();
       shape = { fn: generateEncoder(kind, keys), header: shapeHeader(kind, keys) };
       this.#shapes.set(id, shape);
     }
@@ -212,6 +216,14 @@ export class ShapeDecoder {
       const headerEnd = this.#headerEnd(payload, dv);
       const decoder = this.#decoderFor(payload, headerEnd);
       const n = dv.getUint32(headerEnd, true);
+      // Every value takes at least its tag byte: a count the payload cannot hold is damage (and
+      // must not allocate an array of that size).
+      const kind = payload[1];
+      const values =
+        ((kind & KIND_ENVELOPE) !== 0 ? 1 : 0) + ((kind & KIND_OBJECT) !== 0 ? dv.getUint16(2, true) : 1);
+      if (values === 0 || n * values > payload.length - headerEnd - 4) {
+        throw new ChannelProtocolError(`shape batch: ${n} records cannot fit in ${payload.length} bytes`);
+      }
       const out = new Array<unknown>(n);
       const end = decoder(payload, dv, headerEnd + 4, n, out, this.#helpers);
       if (end !== payload.length) {
@@ -232,6 +244,7 @@ export class ShapeDecoder {
     if ((kind & KIND_OBJECT) === 0) return 2;
     let p = 2;
     const count = dv.getUint16(p, true);
+    if (count > MAX_SHAPE_KEYS) throw new ChannelProtocolError(`shape batch with ${count} keys`);
     p += 2;
     for (let i = 0; i < count; i++) p += 2 + dv.getUint16(p, true);
     return p;
@@ -249,7 +262,8 @@ export class ShapeDecoder {
       }
       if (same) return this.#lastDecoder;
     }
-    const header = payload.slice(0, headerEnd);
+    // A copy: `payload` may be a Buffer (whose `slice` is a view) over the ring's shared memory.
+    const header = Uint8Array.prototype.slice.call(payload, 0, headerEnd);
     const id = Buffer.from(header.buffer, header.byteOffset, header.length).toString('latin1');
     let decoder = this.#decoders.get(id);
     if (decoder === undefined) {
@@ -291,7 +305,13 @@ function parseKeys(header: Uint8Array): string[] {
   let p = 4;
   for (let i = 0; i < count; i++) {
     const len = b.readUInt16LE(p);
-    keys.push(b.toString('utf8', p + 2, p + 2 + len));
+    const key = b.toString('utf8', p + 2, p + 2 + len);
+    if (key === '__proto__' || keys.includes(key)) {
+      throw new ChannelProtocolError(
+        `shape batch header with key ${JSON.stringify(key)} not allowed or repeated`,
+      );
+    }
+    keys.push(key);
     p += 2 + len;
   }
   return keys;
@@ -299,8 +319,22 @@ function parseKeys(header: Uint8Array): string[] {
 
 // ---------------------------------------------------------------------------------- values
 
+const OBJECT_PROTOTYPE = Object.prototype;
+
+/** An object literal's kind: its prototype is Object.prototype (so for-in sees own keys only). */
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && (v as object).constructor === Object;
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === OBJECT_PROTOTYPE;
+}
+
+/**
+ * Keys the header can carry exactly: UTF-8 without loss (no lone surrogates), at most 65535
+ * bytes each, and none that an object literal would treat specially (`__proto__`).
+ */
+function keysFit(keys: readonly string[]): boolean {
+  for (const k of keys) {
+    if (k === '__proto__' || !isWellFormed(k) || Buffer.byteLength(k, 'utf8') > 0xffff) return false;
+  }
+  return true;
 }
 
 /**
@@ -357,7 +391,11 @@ function generateEncoder(kind: number, keys: readonly string[] | null): Generate
     lines.push(writeValueCode('r'));
   } else {
     const n = keys.length;
-    lines.push(`  if (typeof r !== 'object' || r === null || r.constructor !== Object) return false;`);
+    // `__proto__` reads the prototype as fast as `constructor` (Object.getPrototypeOf costs ~11 ns
+    // here); an own `__proto__` property only makes the check fail, never pass wrongly.
+    lines.push(
+      `  if (typeof r !== 'object' || r === null || r.__proto__ !== OBJECT_PROTOTYPE) return false;`,
+    );
     lines.push('  let k = 0;');
     lines.push('  for (const key in r) {');
     lines.push(`    if (k === ${n} || key !== KEYS[k]) return false;`);
@@ -374,9 +412,10 @@ function generateEncoder(kind: number, keys: readonly string[] | null): Generate
   lines.push('return true;');
   const factory = new Function(
     'KEYS',
+    'OBJECT_PROTOTYPE',
     `return function encodeShape(records, n, h) {\n${lines.join('\n')}\n};`,
   );
-  return factory(keys?.slice() ?? []) as GeneratedEncoder;
+  return factory(keys?.slice() ?? [], OBJECT_PROTOTYPE) as GeneratedEncoder;
 }
 
 /** Writes a value (tag and payload) at `out.p`; false, writing nothing, when no tag covers it. */

@@ -53,7 +53,11 @@ describe('RecordCodec: shape path', () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(
-          fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('0', '1', '10', 'key', 'value')),
+          fc.oneof(
+            fc.string({ maxLength: 8 }),
+            fc.string({ unit: 'grapheme', maxLength: 4 }),
+            fc.constantFrom('0', '1', '10', 'key', 'value', 'constructor', 'a"b\\', '\u2028'),
+          ),
           {
             maxLength: 6,
           },
@@ -173,13 +177,17 @@ describe('RecordCodec: shape path', () => {
       [{ a: 1 }, 'not an object'],
       ['a string', { a: 1 }],
       [JSON.parse('{"__proto__": 1, "a": 2}')],
+      [Object.assign(Object.create({ inherited: 5 }), { own: 1 })], // for-in would see `inherited`
+      [Object.assign(Object.create(null), { a: 1 })],
+      [{ 'a\uD800': 1 }], // a key UTF-8 cannot carry
+      [{ ['k'.repeat(70_000)]: 1 }], // a key longer than the header's u16 length
+      [{}, {}], // no value per record
+      // a later record whose for-in keys match only through an inherited key
+      [{ own: 1, inherited: 2 }, Object.assign(Object.create({ inherited: 5 }), { own: 1 })],
     ];
     for (const batch of others) {
       const fresh = new RecordCodec();
-      expect(
-        fresh.encodeBatch(batch)[0],
-        JSON.stringify(batch, (_, v) => String(v)),
-      ).not.toBe(SHAPE_BATCH_MARK);
+      expect(fresh.encodeBatch(batch)[0], `batch #${others.indexOf(batch)}`).not.toBe(SHAPE_BATCH_MARK);
       expect(fresh.shapeStats.shapeBatches).toBe(0);
       const decoded = roundTrip(producer, consumer, batch);
       expect(decoded).toHaveLength(batch.length);
@@ -190,6 +198,9 @@ describe('RecordCodec: shape path', () => {
       ['value', 'key'],
     ]);
     expect(roundTrip(producer, consumer, others[6])).toEqual(others[6]);
+    // The msgpack path keeps own properties only, as it always did.
+    expect(roundTrip(producer, consumer, others[11])).toEqual([{ own: 1 }]);
+    expect(roundTrip(producer, consumer, others[16])).toEqual([{ own: 1, inherited: 2 }, { own: 1 }]);
   });
 
   test('a batch that does not fit its first record skips the shape path for a while, then retries', () => {
@@ -200,6 +211,8 @@ describe('RecordCodec: shape path', () => {
     for (let i = 0; i < 40; i++) if (producer.encodeBatch([{ a: i }])[0] === SHAPE_BATCH_MARK) shaped++;
     expect(shaped).toBeGreaterThan(0);
     expect(shaped).toBeLessThan(40);
+    // every batch is counted once, as shaped or as a fallback
+    expect(producer.shapeStats.shapeBatches + producer.shapeStats.fallbacks).toBe(41);
   });
 
   test('decoding from shared memory: nothing decoded aliases the ring', () => {
@@ -224,6 +237,18 @@ describe('RecordCodec: shape path', () => {
     }
   });
 
+  test('the decoder keeps its own copy of a header read from a Buffer over shared memory', () => {
+    const producer = new RecordCodec();
+    const aa = new Uint8Array(producer.encodeBatch([{ aa: 1 }]));
+    const bb = new Uint8Array(producer.encodeBatch([{ bb: 1 }]));
+    const ring = Buffer.from(new SharedArrayBuffer(64), 0, aa.length);
+    const consumer = new RecordCodec();
+    ring.set(aa);
+    expect(consumer.decodeBatch(ring)).toEqual([{ aa: 1 }]);
+    ring.set(bb);
+    expect(consumer.decodeBatch(ring)).toEqual([{ bb: 1 }]);
+  });
+
   test('a damaged shape batch is a ChannelProtocolError, never a wrong record', () => {
     const producer = new RecordCodec();
     const bytes = new Uint8Array(
@@ -238,5 +263,12 @@ describe('RecordCodec: shape path', () => {
     const badKind = bytes.slice();
     badKind[1] = 9;
     expect(() => consumer.decodeBatch(badKind)).toThrow(/unknown kind/);
+    // header: mark, kind, u16 2, u16 3 'key', u16 5 'value', then the u32 count at byte 16
+    const bomb = bytes.slice();
+    new DataView(bomb.buffer).setUint32(16, 0xffffffff, true);
+    expect(() => consumer.decodeBatch(bomb)).toThrow(/cannot fit/);
+    const repeated = new Uint8Array(producer.encodeBatch([{ ab: 1, ac: 2 }]));
+    repeated[11] = 0x62; // 'ac' -> 'ab' (mark, kind, u16 2, u16 2 'ab', u16 2 'ac')
+    expect(() => new RecordCodec().decodeBatch(repeated)).toThrow(/not allowed or repeated/);
   });
 });
