@@ -186,23 +186,29 @@ function costBreakdown(n: number): Record<string, number> {
   for (const e of encoded) sum += (consumerCodec.decodeBatch(e) as BenchRecord[]).length;
   const decodeNs = ((performance.now() - t) * 1e6) / n;
 
-  // Event-time edges carry envelopes [timestamp, record]: both codecs on the same records.
-  const envelopes = batches.map((b) => b.map((r, j) => [1_700_000_000_000 + j, r]));
-  const envelope = (shapeBatches: boolean) => {
+  // Both codecs on other record forms: event-time envelopes [timestamp, record] (what
+  // timestamped edges carry) and a record with a nested object.
+  const codecCost = (input: readonly unknown[][], shapeBatches: boolean) => {
     const p = new RecordCodec({ shapeBatches });
     const c = new RecordCodec();
-    p.encodeBatch(envelopes[0]);
+    p.encodeBatch(input[0]);
     const update = p.takeStructureUpdate();
     if (update !== null) c.applyStructureUpdate(new Uint8Array(update));
     let t0 = performance.now();
-    const enc = envelopes.map((b) => new Uint8Array(p.encodeBatch(b)));
+    const enc = input.map((b) => new Uint8Array(p.encodeBatch(b)));
     const encodeNsPerRecord = ((performance.now() - t0) * 1e6) / n;
     t0 = performance.now();
     for (const e of enc) sum += c.decodeBatch(e).length;
     return { encodeNsPerRecord, decodeNsPerRecord: ((performance.now() - t0) * 1e6) / n };
   };
-  const envelopeShape = envelope(true);
-  const envelopeMsgpack = envelope(false);
+  const envelopes = batches.map((b) => b.map((r, j) => [1_700_000_000_000 + j, r]));
+  const envelopeShape = codecCost(envelopes, true);
+  const envelopeMsgpack = codecCost(envelopes, false);
+  const nestedRecords = batches.map((b) =>
+    b.map((r) => ({ id: r.value, user: { name: r.key, age: r.value % 90 }, page: '/home' })),
+  );
+  const nestedShape = codecCost(nestedRecords, true);
+  const nestedMsgpack = codecCost(nestedRecords, false);
 
   t = performance.now();
   for (const b of batches) sum += (structuredClone(b) as BenchRecord[]).length;
@@ -221,6 +227,10 @@ function costBreakdown(n: number): Record<string, number> {
     envelopeDecodeNsPerRecord: envelopeShape.decodeNsPerRecord,
     envelopeMsgpackEncodeNsPerRecord: envelopeMsgpack.encodeNsPerRecord,
     envelopeMsgpackDecodeNsPerRecord: envelopeMsgpack.decodeNsPerRecord,
+    nestedEncodeNsPerRecord: nestedShape.encodeNsPerRecord,
+    nestedDecodeNsPerRecord: nestedShape.decodeNsPerRecord,
+    nestedMsgpackEncodeNsPerRecord: nestedMsgpack.encodeNsPerRecord,
+    nestedMsgpackDecodeNsPerRecord: nestedMsgpack.decodeNsPerRecord,
   };
 }
 

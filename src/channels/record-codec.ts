@@ -14,8 +14,9 @@
  * further shapes are written inline with each batch (self-describing, slower).
  * Measured here: shared structures encode+decode about 2x faster than plain msgpack.
  *
- * Batches of flat records of one shape (or of primitives) skip msgpack: see shape-codec.ts
- * (encoders and decoders generated per shape).
+ * Batches of records of one shape (plain objects of primitives and nested plain objects, or
+ * primitives; bare or in event-time envelopes) skip msgpack: see shape-codec.ts (encoders and
+ * decoders generated per shape).
  *
  * Decoding copies: strings are decoded into JS strings, and binary values are copied
  * (`copyBuffers`), so a decoded batch never aliases the ring's shared memory.

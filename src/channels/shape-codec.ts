@@ -1,13 +1,14 @@
 /**
  * ShapeCodec: the fast path of a channel's record batches. A batch whose records are all plain
- * objects with the same keys in the same order (or all primitives), bare or each in an event-time
- * envelope `[timestamp | null, record]`, is written as one shape header (the key list) followed
- * by tagged values, by an encoder and a decoder generated for that
- * key list (named property loads and an object literal, so V8 keeps both monomorphic). Values
- * must be numbers, strings, booleans, null or undefined. Any other batch — nested objects or
- * arrays, class instances, Dates, Maps, bigints, mixed shapes — makes
- * {@link ShapeEncoder.encode} return `null`, and the batch goes through msgpack as before (see
- * record-codec.ts).
+ * objects of one shape — the same keys in the same order, with primitive values or plain objects
+ * of one shape themselves (down to {@link MAX_SHAPE_DEPTH} levels) — or all primitives, bare or
+ * each in an event-time envelope `[timestamp | null, record]`, is written as one shape header
+ * (the key tree) followed by tagged values, by an encoder and a decoder generated for that shape
+ * (named property loads and object literals, so V8 keeps both monomorphic). Values must be
+ * numbers, strings, booleans, null or undefined. Any other batch — arrays inside records, class
+ * instances, Dates, Maps, bigints, mixed shapes, a nested object that is null in some record —
+ * makes {@link ShapeEncoder.encode} return `null`, and the batch goes through msgpack as before
+ * (see record-codec.ts).
  *
  * Why: msgpackr with shared structures costs ~90 ns per small record to encode here and was the
  * producer's bottleneck (bench/channels). Measured on the channel bench's `{ key, value }`
@@ -18,18 +19,20 @@
  *   u8 kind                   bit 0 (KIND_OBJECT): objects, else primitives;
  *                             bit 1 (KIND_ENVELOPE): each record is an event-time envelope
  *                             `[timestamp | null, record]` (network-time-outputs.ts)
- *   u16 keyCount; keyCount × (u16 byteLength, utf8 key)   (objects only)
+ *   key tree (objects only)   u16 keyCount, then per key: u16 byteLength, utf8 key, u8 nested
+ *                             (1: the key's own key tree follows)
  *   u32 recordCount
- *   recordCount × ([envelope: the timestamp value], then one value for a primitive, or keyCount
- *   values in key order for an object)
+ *   recordCount × ([envelope: the timestamp value], then one value for a primitive, or the
+ *   object's primitive values depth first in key order)
  * A value is a tag byte and its payload:
  *   I32 (i32) · F64 (f64) · ASCII (u8 length, bytes) · UTF8 (u32 length, bytes) · TRUE · FALSE ·
  *   NULL · UNDEFINED
  *
  * Exactness: numbers keep their bits (-0, NaN, ±Infinity as f64; i32 only for integers other
  * than -0), strings their code units (a string with a lone surrogate sends its batch to
- * msgpack), `undefined` stays `undefined`. Decoded strings and values never alias the
- * payload (which may be shared memory).
+ * msgpack), `undefined` stays `undefined`, key order is kept. Decoded strings and values never
+ * alias the payload (which may be shared memory). (msgpack, for the batches it gets, turns -0
+ * into 0 and lone surrogates in keys into U+FFFD, as it always did.)
  */
 
 import { ChannelProtocolError } from '../errors.js';
@@ -54,7 +57,7 @@ const T_UNDEFINED = 8;
 const ASCII_MAX = 255;
 /** Shapes one endpoint generates code for; further shapes take the msgpack path. */
 export const MAX_SHAPES = 64;
-/** Keys per shape handled by generated code; wider objects take the msgpack path. */
+/** Keys per shape, nested ones included, handled by generated code; wider shapes take msgpack. */
 export const MAX_SHAPE_KEYS = 64;
 /** An encoder buffer grown above this is dropped before the next batch. */
 const RETAINED_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -93,6 +96,12 @@ interface EncodeHelpers {
 }
 
 type GeneratedEncoder = (records: readonly unknown[], n: number, h: EncodeHelpers) => boolean;
+
+/** A shape's generated encoder and the batch header that names the shape. */
+interface EncoderShape {
+  readonly fn: GeneratedEncoder;
+  readonly header: Uint8Array;
+}
 type GeneratedDecoder = (
   buf: Uint8Array,
   dv: DataView,
@@ -110,7 +119,9 @@ export class ShapeEncoder {
   readonly #out = new Out();
   readonly #helpers: EncodeHelpers;
   /** By kind and key list. */
-  readonly #shapes = new Map<string, { fn: GeneratedEncoder; header: Uint8Array }>();
+  readonly #shapes = new Map<string, EncoderShape>();
+  /** The shape of the previous batch: tried first, since its encoder checks every record anyway. */
+  #last: EncoderShape | null = null;
   #backoff = 0;
   /** Counters: batches encoded by shape, and batches that fell back to msgpack. */
   readonly stats = { shapeBatches: 0, fallbacks: 0 };
@@ -129,6 +140,10 @@ export class ShapeEncoder {
       this.stats.fallbacks++;
       return null;
     }
+    if (this.#last !== null && this.#run(this.#last, records)) {
+      this.stats.shapeBatches++;
+      return this.#result();
+    }
     let first = records[0];
     let kind = 0;
     if (Array.isArray(first)) {
@@ -138,39 +153,46 @@ export class ShapeEncoder {
       kind |= KIND_ENVELOPE;
       first = first[1];
     }
-    let keys: string[] | null = null;
+    let node: ShapeNode | null = null;
     if (isPlainObject(first)) {
       kind |= KIND_OBJECT;
-      keys = [];
-      for (const k in first) {
-        if (keys.length === MAX_SHAPE_KEYS) return this.#miss();
-        keys.push(k);
-      }
-      // A bare `{}` carries no value per record: its record count could not be checked against
-      // the payload's size on decode.
-      if (keys.length === 0 && (kind & KIND_ENVELOPE) === 0) return this.#miss();
+      node = inferShape(first, 1, { keys: 0 });
+      // A record without values (`{}`, `{ a: {} }`) cannot have its count checked against the
+      // payload's size on decode.
+      if (node === null || (leafCount(node) === 0 && (kind & KIND_ENVELOPE) === 0)) return this.#miss();
     } else if (first !== null && typeof first === 'object') {
       return this.#miss();
     }
-    const id = `${kind}:${keys === null ? '' : keys.join('\u0000')}`;
+    const id = `${kind}:${node === null ? '' : shapeId(node)}`;
     let shape = this.#shapes.get(id);
     if (shape === undefined) {
-      if (this.#shapes.size >= MAX_SHAPES || (keys !== null && !keysFit(keys))) return this.#miss();
-      shape = { fn: generateEncoder(kind, keys), header: shapeHeader(kind, keys) };
+      if (this.#shapes.size >= MAX_SHAPES || (node !== null && !keysFit(node))) return this.#miss();
+      shape = { fn: generateEncoder(kind, node), header: shapeHeader(kind, node) };
       this.#shapes.set(id, shape);
     }
-    const { fn, header } = shape;
+    if (!this.#run(shape, records)) return this.#miss();
+    this.#last = shape;
+    this.stats.shapeBatches++;
+    return this.#result();
+  }
+
+  /** Writes the header and the records with `shape`'s encoder; false when a record does not fit. */
+  #run(shape: EncoderShape, records: readonly unknown[]): boolean {
     const out = this.#out;
     if (out.buf.length > RETAINED_BUFFER_BYTES) out.reset();
+    const header = shape.header;
     out.p = 0;
     out.ensure(header.length + 4);
     out.buf.set(header, 0);
     out.p = header.length;
-    out.dv.setUint32(out.p, n, true);
+    out.dv.setUint32(out.p, records.length, true);
     out.p += 4;
-    if (!fn(records, n, this.#helpers)) return this.#miss();
-    this.stats.shapeBatches++;
-    // A plain Uint8Array view (not a Buffer, whose `slice` would not copy).
+    return shape.fn(records, records.length, this.#helpers);
+  }
+
+  /** The encoded batch: a plain Uint8Array view (not a Buffer, whose `slice` would not copy). */
+  #result(): Uint8Array {
+    const out = this.#out;
     return new Uint8Array(out.buf.buffer, out.buf.byteOffset, out.p);
   }
 
@@ -213,14 +235,12 @@ export class ShapeDecoder {
   decode(payload: Uint8Array): unknown[] {
     try {
       const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-      const headerEnd = this.#headerEnd(payload, dv);
+      const { end: headerEnd, leaves } = walkHeader(payload, dv);
       const decoder = this.#decoderFor(payload, headerEnd);
       const n = dv.getUint32(headerEnd, true);
       // Every value takes at least its tag byte: a count the payload cannot hold is damage (and
       // must not allocate an array of that size).
-      const kind = payload[1];
-      const values =
-        ((kind & KIND_ENVELOPE) !== 0 ? 1 : 0) + ((kind & KIND_OBJECT) !== 0 ? dv.getUint16(2, true) : 1);
+      const values = ((payload[1] & KIND_ENVELOPE) !== 0 ? 1 : 0) + leaves;
       if (values === 0 || n * values > payload.length - headerEnd - 4) {
         throw new ChannelProtocolError(`shape batch: ${n} records cannot fit in ${payload.length} bytes`);
       }
@@ -234,20 +254,6 @@ export class ShapeDecoder {
       if (e instanceof ChannelProtocolError) throw e;
       throw new ChannelProtocolError('undecodable shape batch', { cause: e });
     }
-  }
-
-  #headerEnd(payload: Uint8Array, dv: DataView): number {
-    const kind = payload[1];
-    if (kind > (KIND_OBJECT | KIND_ENVELOPE)) {
-      throw new ChannelProtocolError(`shape batch of unknown kind ${kind}`);
-    }
-    if ((kind & KIND_OBJECT) === 0) return 2;
-    let p = 2;
-    const count = dv.getUint16(p, true);
-    if (count > MAX_SHAPE_KEYS) throw new ChannelProtocolError(`shape batch with ${count} keys`);
-    p += 2;
-    for (let i = 0; i < count; i++) p += 2 + dv.getUint16(p, true);
-    return p;
   }
 
   #decoderFor(payload: Uint8Array, headerEnd: number): GeneratedDecoder {
@@ -269,7 +275,7 @@ export class ShapeDecoder {
     if (decoder === undefined) {
       if (this.#decoders.size >= MAX_SHAPES * 2) this.#decoders.clear();
       const kind = payload[1];
-      decoder = generateDecoder(kind, (kind & KIND_OBJECT) === 0 ? null : parseKeys(header));
+      decoder = generateDecoder(kind, (kind & KIND_OBJECT) === 0 ? null : parseShape(header));
       this.#decoders.set(id, decoder);
     }
     this.#lastHeader = header;
@@ -280,41 +286,132 @@ export class ShapeDecoder {
 
 // ---------------------------------------------------------------------------------- headers
 
-function shapeHeader(kind: number, keys: readonly string[] | null): Uint8Array {
-  if (keys === null) return Uint8Array.of(SHAPE_BATCH_MARK, kind);
-  const encoded = keys.map((k) => Buffer.from(k, 'utf8'));
-  let size = 4;
-  for (const e of encoded) size += 2 + e.length;
-  const header = Buffer.alloc(size);
-  header[0] = SHAPE_BATCH_MARK;
-  header[1] = kind;
-  header.writeUInt16LE(keys.length, 2);
-  let p = 4;
-  for (const e of encoded) {
-    header.writeUInt16LE(e.length, p);
-    header.set(e, p + 2);
-    p += 2 + e.length;
+/**
+ * The key tree of an object shape: `children[i]` is the shape of the plain object under
+ * `keys[i]`, or null when that value is a primitive.
+ */
+export interface ShapeNode {
+  readonly keys: readonly string[];
+  readonly children: readonly (ShapeNode | null)[];
+}
+
+/** How deep plain objects nest inside a shape (the record itself is depth 1). */
+export const MAX_SHAPE_DEPTH = 4;
+
+/**
+ * The shape of `obj` and of the plain objects in it (down to {@link MAX_SHAPE_DEPTH}; deeper
+ * ones are values no tag covers, so their batch takes msgpack). Null when the shape has more
+ * than {@link MAX_SHAPE_KEYS} keys in all.
+ */
+function inferShape(obj: Record<string, unknown>, depth: number, budget: { keys: number }): ShapeNode | null {
+  const keys: string[] = [];
+  const children: (ShapeNode | null)[] = [];
+  for (const k in obj) {
+    if (++budget.keys > MAX_SHAPE_KEYS) return null;
+    keys.push(k);
+    const v = obj[k];
+    if (depth < MAX_SHAPE_DEPTH && isPlainObject(v)) {
+      const child = inferShape(v, depth + 1, budget);
+      if (child === null) return null;
+      children.push(child);
+    } else {
+      children.push(null);
+    }
   }
+  return { keys, children };
+}
+
+/** Primitive values per record of a shape. */
+function leafCount(node: ShapeNode): number {
+  let n = 0;
+  for (const c of node.children) n += c === null ? 1 : leafCount(c);
+  return n;
+}
+
+/** A cache key for a shape (keys cannot collide with the separators: JSON escapes them). */
+function shapeId(node: ShapeNode): string {
+  return JSON.stringify(node);
+}
+
+/** `[SHAPE_BATCH_MARK, kind]`, then for objects the key tree (see {@link walkHeader}). */
+function shapeHeader(kind: number, node: ShapeNode | null): Uint8Array {
+  const parts: Buffer[] = [Buffer.from([SHAPE_BATCH_MARK, kind])];
+  const u16 = (n: number) => {
+    const b = Buffer.alloc(2);
+    b.writeUInt16LE(n);
+    return b;
+  };
+  const write = (n: ShapeNode) => {
+    parts.push(u16(n.keys.length));
+    n.keys.forEach((k, i) => {
+      const bytes = Buffer.from(k, 'utf8');
+      const child = n.children[i];
+      parts.push(u16(bytes.length), bytes, Buffer.from([child === null ? 0 : 1]));
+      if (child !== null) write(child);
+    });
+  };
+  if (node !== null) write(node);
+  const header = Buffer.concat(parts);
   return new Uint8Array(header.buffer, header.byteOffset, header.length);
 }
 
-function parseKeys(header: Uint8Array): string[] {
-  const b = Buffer.from(header.buffer, header.byteOffset, header.length);
-  const count = b.readUInt16LE(2);
-  const keys: string[] = [];
-  let p = 4;
-  for (let i = 0; i < count; i++) {
-    const len = b.readUInt16LE(p);
-    const key = b.toString('utf8', p + 2, p + 2 + len);
-    if (key === '__proto__' || keys.includes(key)) {
-      throw new ChannelProtocolError(
-        `shape batch header with key ${JSON.stringify(key)} not allowed or repeated`,
-      );
+/**
+ * Walks a batch's header: object shapes are a key tree, each node `u16 keyCount` then per key
+ * `u16 byteLength, utf8 key, u8 nested` and, when nested is 1, the child node. Returns where the
+ * header ends and the primitive values per record. Bounds: {@link MAX_SHAPE_KEYS} keys in all,
+ * {@link MAX_SHAPE_DEPTH} levels; reading past the payload throws (a RangeError, wrapped by the
+ * caller).
+ */
+function walkHeader(payload: Uint8Array, dv: DataView): { end: number; leaves: number } {
+  const kind = payload[1];
+  if (kind > (KIND_OBJECT | KIND_ENVELOPE))
+    throw new ChannelProtocolError(`shape batch of unknown kind ${kind}`);
+  if ((kind & KIND_OBJECT) === 0) return { end: 2, leaves: 1 };
+  let p = 2;
+  let keys = 0;
+  let leaves = 0;
+  const node = (depth: number): void => {
+    if (depth > MAX_SHAPE_DEPTH) throw new ChannelProtocolError('shape batch header nested too deep');
+    const count = dv.getUint16(p, true);
+    p += 2;
+    keys += count;
+    if (keys > MAX_SHAPE_KEYS) throw new ChannelProtocolError(`shape batch with over ${MAX_SHAPE_KEYS} keys`);
+    for (let i = 0; i < count; i++) {
+      p += 2 + dv.getUint16(p, true);
+      const nested = dv.getUint8(p++);
+      if (nested === 1) node(depth + 1);
+      else if (nested === 0) leaves++;
+      else throw new ChannelProtocolError(`shape batch header: nested flag ${nested}`);
     }
-    keys.push(key);
-    p += 2 + len;
-  }
-  return keys;
+  };
+  node(1);
+  return { end: p, leaves };
+}
+
+/** The key tree of a header that {@link walkHeader} accepted. */
+function parseShape(header: Uint8Array): ShapeNode {
+  const b = Buffer.from(header.buffer, header.byteOffset, header.length);
+  let p = 2;
+  const node = (): ShapeNode => {
+    const count = b.readUInt16LE(p);
+    p += 2;
+    const keys: string[] = [];
+    const children: (ShapeNode | null)[] = [];
+    for (let i = 0; i < count; i++) {
+      const len = b.readUInt16LE(p);
+      const key = b.toString('utf8', p + 2, p + 2 + len);
+      p += 2 + len;
+      if (key === '__proto__' || keys.includes(key)) {
+        throw new ChannelProtocolError(
+          `shape batch header with key ${JSON.stringify(key)} not allowed or repeated`,
+        );
+      }
+      keys.push(key);
+      children.push(b[p++] === 1 ? node() : null);
+    }
+    return { keys, children };
+  };
+  return node();
 }
 
 // ---------------------------------------------------------------------------------- values
@@ -330,11 +427,11 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * Keys the header can carry exactly: UTF-8 without loss (no lone surrogates), at most 65535
  * bytes each, and none that an object literal would treat specially (`__proto__`).
  */
-function keysFit(keys: readonly string[]): boolean {
-  for (const k of keys) {
+function keysFit(node: ShapeNode): boolean {
+  for (const k of node.keys) {
     if (k === '__proto__' || !isWellFormed(k) || Buffer.byteLength(k, 'utf8') > 0xffff) return false;
   }
-  return true;
+  return node.children.every((c) => c === null || keysFit(c));
 }
 
 /**
@@ -367,12 +464,40 @@ function writeValueCode(v: string): string {
 }
 
 /**
- * The encoder of one kind and key list: per record, the shape check (an envelope of two with a
- * number or null timestamp; a plain object whose own enumerable keys are exactly `keys`, in
- * order; or a primitive), then the values. Returns false at the first record that does not fit.
+ * The encoder of one kind and shape: per record, the shape check (an envelope of two with a
+ * number or null timestamp; a plain object — and plain objects inside it — whose own enumerable
+ * keys are exactly the shape's, in order; or a primitive), then the values depth first. Returns
+ * false at the first record that does not fit.
  */
-function generateEncoder(kind: number, keys: readonly string[] | null): GeneratedEncoder {
+function generateEncoder(kind: number, node: ShapeNode | null): GeneratedEncoder {
   const lines: string[] = [];
+  const keySets: (readonly string[])[] = [];
+  let vars = 0;
+  // Checks that `obj` has exactly `n`'s keys, then writes its values (recursing into children).
+  const emitObject = (obj: string, n: ShapeNode) => {
+    const set = keySets.length;
+    keySets.push(n.keys);
+    const count = n.keys.length;
+    // `__proto__` reads the prototype as fast as `constructor` (Object.getPrototypeOf costs ~11 ns
+    // here); an own `__proto__` property only makes the check fail, never pass wrongly.
+    lines.push(
+      `  if (typeof ${obj} !== 'object' || ${obj} === null || ${obj}.__proto__ !== OBJECT_PROTOTYPE) return false;`,
+    );
+    const k = `k${set}`;
+    lines.push(`  let ${k} = 0;`);
+    lines.push(`  for (const key in ${obj}) {`);
+    lines.push(`    if (${k} === ${count} || key !== K${set}[${k}]) return false;`);
+    lines.push(`    ${k}++;`);
+    lines.push('  }');
+    lines.push(`  if (${k} !== ${count}) return false;`);
+    n.keys.forEach((key, i) => {
+      const v = `v${vars++}`;
+      lines.push(`  const ${v} = ${obj}[${JSON.stringify(key)}];`);
+      const child = n.children[i];
+      if (child === null) lines.push(writeValueCode(v));
+      else emitObject(v, child);
+    });
+  };
   lines.push('const out = h.out;');
   lines.push('let buf = out.buf, dv = out.dv, p = out.p;');
   lines.push('for (let i = 0; i < n; i++) {');
@@ -386,36 +511,23 @@ function generateEncoder(kind: number, keys: readonly string[] | null): Generate
   } else {
     lines.push('  const r = records[i];');
   }
-  if (keys === null) {
+  if (node === null) {
     lines.push(`  if (typeof r === 'object' && r !== null) return false;`);
     lines.push(writeValueCode('r'));
   } else {
-    const n = keys.length;
-    // `__proto__` reads the prototype as fast as `constructor` (Object.getPrototypeOf costs ~11 ns
-    // here); an own `__proto__` property only makes the check fail, never pass wrongly.
-    lines.push(
-      `  if (typeof r !== 'object' || r === null || r.__proto__ !== OBJECT_PROTOTYPE) return false;`,
-    );
-    lines.push('  let k = 0;');
-    lines.push('  for (const key in r) {');
-    lines.push(`    if (k === ${n} || key !== KEYS[k]) return false;`);
-    lines.push('    k++;');
-    lines.push('  }');
-    lines.push(`  if (k !== ${n}) return false;`);
-    keys.forEach((key, i) => {
-      lines.push(`  const v${i} = r[${JSON.stringify(key)}];`);
-      lines.push(writeValueCode(`v${i}`));
-    });
+    emitObject('r', node);
   }
   lines.push('}');
   lines.push('out.p = p;');
   lines.push('return true;');
+  // One closure constant per key set (`K0`, `K1`, …): cheaper than indexing a shared array.
+  const constants = keySets.map((_, i) => `const K${i} = KEYS[${i}];`).join('\n');
   const factory = new Function(
     'KEYS',
     'OBJECT_PROTOTYPE',
-    `return function encodeShape(records, n, h) {\n${lines.join('\n')}\n};`,
+    `${constants}\nreturn function encodeShape(records, n, h) {\n${lines.join('\n')}\n};`,
   );
-  return factory(keys?.slice() ?? [], OBJECT_PROTOTYPE) as GeneratedEncoder;
+  return factory(keySets, OBJECT_PROTOTYPE) as GeneratedEncoder;
 }
 
 /** Writes a value (tag and payload) at `out.p`; false, writing nothing, when no tag covers it. */
@@ -483,9 +595,22 @@ function readValueCode(v: string): string {
     else { ${v} = h.readSlow(t, buf, dv, p); p = h.p; }`;
 }
 
-/** The decoder of one kind and key list (the inverse of {@link generateEncoder}). */
-function generateDecoder(kind: number, keys: readonly string[] | null): GeneratedDecoder {
+/** The decoder of one kind and shape (the inverse of {@link generateEncoder}). */
+function generateDecoder(kind: number, node: ShapeNode | null): GeneratedDecoder {
   const lines: string[] = [];
+  let vars = 0;
+  // Reads the values of `n` depth first; returns the object literal that rebuilds it.
+  const emitObject = (n: ShapeNode): string => {
+    const fields = n.keys.map((key, i) => {
+      const child = n.children[i];
+      if (child !== null) return `${JSON.stringify(key)}: ${emitObject(child)}`;
+      const v = `v${vars++}`;
+      lines.push(`  let ${v};`);
+      lines.push(readValueCode(v));
+      return `${JSON.stringify(key)}: ${v}`;
+    });
+    return `{ ${fields.join(', ')} }`;
+  };
   lines.push('let t;');
   lines.push('for (let i = 0; i < n; i++) {');
   const envelope = (kind & KIND_ENVELOPE) !== 0;
@@ -494,15 +619,13 @@ function generateDecoder(kind: number, keys: readonly string[] | null): Generate
     lines.push(readValueCode('ts'));
   }
   let record: string;
-  if (keys === null) {
+  if (node === null) {
     lines.push('  let r;');
     lines.push(readValueCode('r'));
     record = 'r';
   } else {
-    const vars = keys.map((_, i) => `v${i}`);
-    if (vars.length > 0) lines.push(`  let ${vars.join(', ')};`);
-    for (const v of vars) lines.push(readValueCode(v));
-    record = `{ ${keys.map((k, i) => `${JSON.stringify(k)}: v${i}`).join(', ')} }`;
+    // Values are read into variables first, in wire order; the literal only assembles them.
+    record = emitObject(node);
   }
   lines.push(`  out[i] = ${envelope ? `[ts, ${record}]` : record};`);
   lines.push('}');
