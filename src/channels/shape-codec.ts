@@ -208,6 +208,8 @@ interface DecodeHelpers {
   /** Position after the value read by {@link readSlow}. */
   p: number;
   ascii(buf: Uint8Array, p: number, len: number): string;
+  /** Throws: a value at `p` runs past the payload. */
+  truncated(p: number): never;
   readSlow(tag: number, buf: Uint8Array, dv: DataView, p: number): unknown;
 }
 
@@ -222,6 +224,9 @@ export class ShapeDecoder {
     const helpers: DecodeHelpers = {
       p: 0,
       ascii: readAscii,
+      truncated: (p) => {
+        throw new ChannelProtocolError(`shape batch: the value at byte ${p} runs past its end`);
+      },
       readSlow: (tag, buf, dv, p) => {
         const r = readValueSlow(tag, buf, dv, p);
         helpers.p = r.p;
@@ -591,7 +596,13 @@ function readValueCode(v: string): string {
     t = buf[p];
     if (t === ${T_I32}) { ${v} = dv.getInt32(p + 1, true); p += 5; }
     else if (t === ${T_F64}) { ${v} = dv.getFloat64(p + 1, true); p += 9; }
-    else if (t === ${T_ASCII}) { const len = buf[p + 1]; ${v} = h.ascii(buf, p + 2, len); p += len + 2; }
+    else if (t === ${T_ASCII}) {
+      const len = buf[p + 1];
+      // Written as !(…<=…) so that a missing length byte (undefined) fails too.
+      if (!(p + 2 + len <= buf.length)) h.truncated(p);
+      ${v} = h.ascii(buf, p + 2, len);
+      p += len + 2;
+    }
     else { ${v} = h.readSlow(t, buf, dv, p); p = h.p; }`;
 }
 
@@ -683,6 +694,7 @@ function readValueSlow(tag: number, buf: Uint8Array, dv: DataView, p: number): {
       return { value: dv.getFloat64(p + 1, true), p: p + 9 };
     case T_ASCII: {
       const len = buf[p + 1];
+      if (!(p + 2 + len <= buf.length)) throw new ChannelProtocolError('shape batch: string past its end');
       return { value: readAscii(buf, p + 2, len), p: p + 2 + len };
     }
     case T_UTF8: {

@@ -337,6 +337,12 @@ describe('RecordCodec: shape path', () => {
     const bomb = bytes.slice();
     new DataView(bomb.buffer).setUint32(18, 0xffffffff, true);
     expect(() => consumer.decodeBatch(bomb)).toThrow(/cannot fit/);
+    // A payload cut right after an ASCII tag, inside a large shared buffer: an error, not a
+    // string read to the end of the buffer.
+    const strings = new Uint8Array(producer.encodeBatch(Array.from({ length: 10 }, () => ({ s: 'abc' }))));
+    const ring = new Uint8Array(new SharedArrayBuffer(1 << 20));
+    ring.set(strings.subarray(0, strings.length - 4));
+    expect(() => new RecordCodec().decodeBatch(ring.subarray(0, strings.length - 4))).toThrow(/past its end/);
     const repeated = new Uint8Array(producer.encodeBatch([{ ab: 1, ac: 2 }]));
     repeated[12] = 0x62; // 'ac' -> 'ab' (mark, kind, u16 2, u16 2 'ab' flag, u16 2 'ac' flag)
     expect(() => new RecordCodec().decodeBatch(repeated)).toThrow(/not allowed or repeated/);
