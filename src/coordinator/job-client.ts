@@ -205,6 +205,7 @@ export class JobClient extends EventEmitter {
             ringBytes: this.options.channels.ringBytes,
             batchRecords: this.options.channels.batchRecords,
             batchBytes: this.options.channels.batchBytes,
+            recordFormat: this.options.channels.recordFormat,
             checkpointing: checkpoints?.taskConfig ?? null,
             stateBackend: this.options.stateBackend,
             stateDir,

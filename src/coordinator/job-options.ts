@@ -55,6 +55,13 @@ export interface ChannelOptions {
   readonly batchRecords?: number;
   /** Bytes per batch frame. Default 64 KiB. */
   readonly batchBytes?: number;
+  /**
+   * Record encoding on the rings: `'auto'` (default) writes batches of records of one shape
+   * (plain objects, nested plain objects, primitives) with the shape codec and everything else
+   * with msgpack; `'msgpack'` sends every batch through msgpack (to compare the two, or as a
+   * fallback).
+   */
+  readonly recordFormat?: 'auto' | 'msgpack';
 }
 
 export interface JobOptions {
@@ -180,6 +187,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       ch.batchRecords === undefined ? 256 : int('channels.batchRecords', ch.batchRecords, 1, 1 << 20),
     batchBytes:
       ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
+    recordFormat: recordFormatOf(ch.recordFormat),
   };
   return {
     parallelism,
@@ -193,4 +201,13 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     metricsInterval:
       o.metricsInterval === undefined ? 1000 : int('metricsInterval', o.metricsInterval, 0, 3_600_000),
   };
+}
+
+function recordFormatOf(format: unknown): 'auto' | 'msgpack' {
+  if (format === undefined || format === 'auto') return 'auto';
+  if (format === 'msgpack') return 'msgpack';
+  throw new InvalidOptionError(
+    'channels.recordFormat',
+    `must be 'auto' or 'msgpack', got ${JSON.stringify(format)}`,
+  );
 }

@@ -39,6 +39,8 @@ export interface ExecutionOptions {
   readonly ringBytes: number;
   readonly batchRecords: number;
   readonly batchBytes: number;
+  /** Record encoding on the rings (ChannelOptions.recordFormat). Default 'auto'. */
+  readonly recordFormat?: 'auto' | 'msgpack';
   readonly checkpointing: TaskCheckpointConfig | null;
   /** Keyed state backend of every task. Default 'heap'. */
   readonly stateBackend?: 'heap' | 'lmdb';
@@ -236,7 +238,11 @@ export class Execution {
           stateBackend: options.stateBackend ?? 'heap',
           stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
-          channelOptions: { batchRecords: options.batchRecords, batchBytes: options.batchBytes },
+          channelOptions: {
+            batchRecords: options.batchRecords,
+            batchBytes: options.batchBytes,
+            shapeBatches: options.recordFormat !== 'msgpack',
+          },
         };
         const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });
         this.#returns.push(

@@ -53,6 +53,7 @@ export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex:
         new ChannelWriter(ring, edge.doorbells[i], {
           batchRecords: d.channelOptions.batchRecords,
           batchBytes: d.channelOptions.batchBytes,
+          shapeBatches: d.channelOptions.shapeBatches,
         }),
     );
     outputs.push(...writers);

@@ -72,7 +72,12 @@ export interface TaskDeployment {
   readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
   /** Batch options; from job options. */
-  readonly channelOptions: { readonly batchRecords: number; readonly batchBytes: number };
+  readonly channelOptions: {
+    readonly batchRecords: number;
+    readonly batchBytes: number;
+    /** Shape codec for one-shape batches (false: msgpack only). */
+    readonly shapeBatches: boolean;
+  };
 }
 
 export interface OperatorMetrics {

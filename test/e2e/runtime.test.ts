@@ -13,28 +13,37 @@ import {
 import { example, finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
 
 describe('keyed sum', () => {
-  it.each([1, 2, 4])('gives exact per-key sums and counts at parallelism %i', async (parallelism) => {
-    const n = 20_000;
-    const keys = 37;
-    const result = await runJob(fixture('keyed-sum.mjs'), {
-      parallelism,
-      args: { n: String(n), keys: String(keys) },
-    });
-    const sums = result.sinks.sums as { key: string; sum: number; count: number }[];
-    expect(sums).toHaveLength(n);
-    const expected = new Map<string, { sum: number; count: number }>();
-    for (let i = 0; i < n; i++) {
-      const e = expected.get(`k${i % keys}`) ?? { sum: 0, count: 0 };
-      e.sum += i;
-      e.count += 1;
-      expected.set(`k${i % keys}`, e);
-    }
-    const finals = finalByKey(sums, (r) => r.count);
-    expect(finals.size).toBe(keys);
-    for (const [key, e] of expected) expect(finals.get(key)).toEqual({ key, ...e });
-    // every (key, count) appears exactly once
-    expect(new Set(sums.map((r) => `${r.key}/${r.count}`)).size).toBe(n);
-  });
+  it.each([
+    [1, 'auto'],
+    [2, 'auto'],
+    [4, 'auto'],
+    [2, 'msgpack'],
+  ] as const)(
+    'gives exact per-key sums and counts at parallelism %i (records: %s)',
+    async (parallelism, recordFormat) => {
+      const n = 20_000;
+      const keys = 37;
+      const result = await runJob(fixture('keyed-sum.mjs'), {
+        parallelism,
+        channels: { recordFormat },
+        args: { n: String(n), keys: String(keys) },
+      });
+      const sums = result.sinks.sums as { key: string; sum: number; count: number }[];
+      expect(sums).toHaveLength(n);
+      const expected = new Map<string, { sum: number; count: number }>();
+      for (let i = 0; i < n; i++) {
+        const e = expected.get(`k${i % keys}`) ?? { sum: 0, count: 0 };
+        e.sum += i;
+        e.count += 1;
+        expected.set(`k${i % keys}`, e);
+      }
+      const finals = finalByKey(sums, (r) => r.count);
+      expect(finals.size).toBe(keys);
+      for (const [key, e] of expected) expect(finals.get(key)).toEqual({ key, ...e });
+      // every (key, count) appears exactly once
+      expect(new Set(sums.map((r) => `${r.key}/${r.count}`)).size).toBe(n);
+    },
+  );
 });
 
 describe('word count (examples/word-count.ts)', () => {

@@ -30,3 +30,15 @@ describe('resolveJobOptions: state options', () => {
     expect(() => resolveJobOptions({ stateBackend: 'rocksdb' as 'heap' })).toThrow(/stateBackend/);
   });
 });
+
+describe('resolveJobOptions: channel options', () => {
+  it("defaults recordFormat to 'auto', accepts 'msgpack', rejects anything else naming the option", () => {
+    expect(resolveJobOptions({}).channels.recordFormat).toBe('auto');
+    expect(resolveJobOptions({ channels: { recordFormat: 'msgpack' } }).channels.recordFormat).toBe(
+      'msgpack',
+    );
+    expect(() => resolveJobOptions({ channels: { recordFormat: 'json' as 'auto' } })).toThrow(
+      /channels\.recordFormat/,
+    );
+  });
+});
