@@ -165,7 +165,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
    * incremental snapshots; harmless otherwise.
    */
   notifyCheckpointComplete(checkpointId: number): void {
-    this.#core.confirm(checkpointId);
+    this.#core.dirtyEpochs.confirm(checkpointId);
   }
 
   /**
@@ -246,14 +246,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       }
     }
     core.epoch = version + 1;
-    for (const t of core.tables.values()) t.dirty = new Map();
-    core.pendingEpochs = [];
-    core.lastConfirmedCheckpointId = options?.checkpointId ?? newest;
+    core.dirtyEpochs.reset(core.tables.values(), options?.checkpointId ?? newest);
     return {
       appliedChunks: applied,
       skippedChunks: skipped,
       keyGroups: [...lastApplied.keys()].sort((a, b) => a - b),
-      checkpointId: core.lastConfirmedCheckpointId,
+      checkpointId: core.dirtyEpochs.lastConfirmedCheckpointId,
     };
   }
 

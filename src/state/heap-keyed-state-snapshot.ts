@@ -14,7 +14,8 @@
 
 import type { Packr } from 'msgpackr';
 import { StateAccessError } from '../errors.js';
-import type { CopyOnWriteSnapshot, DirtyEpoch, HeapStateCore } from './heap-state-core.js';
+import { type DirtyEpoch, mergeDirtyEpochs } from './dirty-epochs.js';
+import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
 import {
   type ChunkKind,
   type ChunkSection,
@@ -166,7 +167,7 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
 
   async *#generate(tally: Tally): AsyncGenerator<KeyGroupChunk, void, undefined> {
     this.#checkLive();
-    const groups = tally.kind === 'full' ? this.#allGroups() : this.#dirtyGroups();
+    const groups = tally.kind === 'full' ? this.#allGroups() : mergeDirtyEpochs(this.#epochs);
     let sinceYield = 0;
     for (const [g, dirty] of groups) {
       this.#checkLive();
@@ -198,23 +199,6 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
 
   *#allGroups(): Iterable<[number, undefined]> {
     for (let g = 0; g < this.#core.groupCount; g++) yield [g, undefined];
-  }
-
-  /** Group index → table → internal key → user key, union of the dirty epochs. O(changed keys). */
-  #dirtyGroups(): Iterable<[number, Map<StateTable, Map<unknown, unknown>>]> {
-    const byGroup = new Map<number, Map<StateTable, Map<unknown, unknown>>>();
-    for (const epoch of this.#epochs) {
-      for (const [table, groups] of epoch.dirty) {
-        for (const [g, keys] of groups) {
-          let byTable = byGroup.get(g);
-          if (byTable === undefined) byGroup.set(g, (byTable = new Map()));
-          const acc = byTable.get(table);
-          if (acc === undefined) byTable.set(table, new Map(keys));
-          else for (const [ik, k] of keys) acc.set(ik, k);
-        }
-      }
-    }
-    return [...byGroup].sort((a, b) => a[0] - b[0]);
   }
 
   /**

@@ -40,8 +40,9 @@
  */
 
 import { StateAccessError } from '../errors.js';
-import { internalKeyOf, ownedGroupIndexOf } from './internal-key.js';
-import { hashString, type KeyGroupRange } from './key-groups.js';
+import { type DirtyEpoch, DirtyEpochs, markDirty } from './dirty-epochs.js';
+import { setCurrentKeyFields } from './internal-key.js';
+import type { KeyGroupRange } from './key-groups.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateEntry, StateKind } from './state-entry.js';
 import { StateTable } from './state-table.js';
@@ -52,16 +53,6 @@ export interface CopyOnWriteSnapshot {
   readonly version: number;
   /** Called at most once per (group, table, internal key) for this snapshot. */
   addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void;
-}
-
-/** Keys touched in one epoch, kept for incremental snapshots until a later checkpoint is confirmed. */
-export interface DirtyEpoch {
-  /** The checkpoint whose snapshot closed this epoch. */
-  readonly checkpointId: number;
-  /** The epoch number (= that snapshot's version). */
-  readonly version: number;
-  /** Table → group index → internal key → user key. */
-  readonly dirty: ReadonlyMap<StateTable, Map<number, Map<unknown, unknown>>>;
 }
 
 /** Work counters, for tests and metrics. Monotonic. */
@@ -108,10 +99,8 @@ export class HeapStateCore implements KeyedStateCore {
   readonly live: CopyOnWriteSnapshot[] = [];
   /** Version of the newest live snapshot, 0 when none: entries with `version <= maxLiveVersion` may be needed. */
   maxLiveVersion = 0;
-  /** Dirty epochs since the last confirmed checkpoint, ascending (incremental only). */
-  pendingEpochs: DirtyEpoch[] = [];
-  /** Base of the next delta: the newest checkpoint confirmed complete (or restored). */
-  lastConfirmedCheckpointId: number | undefined = undefined;
+  /** Dirty epochs since the last confirmed checkpoint and the delta base (incremental only). */
+  readonly dirtyEpochs = new DirtyEpochs();
 
   readonly counters: CopyOnWriteCounters = {
     preimages: 0,
@@ -137,24 +126,7 @@ export class HeapStateCore implements KeyedStateCore {
   setCurrentKey(key: unknown): void {
     // Primitives compare by value; objects are re-hashed every time (they may have been mutated).
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
-    this.groupIndex = -1;
-    if (typeof key === 'string' && (key.length === 0 || key.charCodeAt(0) !== 0)) {
-      // The common case inline (−13 ns of 47 per key switch, measured): a string not starting
-      // with U+0000 is its own internal key and hashes as `hashKey` does; a group out of range
-      // takes the general path below, which throws the error.
-      const keyGroup = hashString(key) % this.maxParallelism;
-      if (keyGroup >= this.range.start && keyGroup <= this.range.end) {
-        this.currentKey = key;
-        this.internalKey = key;
-        this.groupIndex = keyGroup - this.range.start;
-        return;
-      }
-    }
-    const internalKey = internalKeyOf(key, this.operatorName);
-    const groupIndex = ownedGroupIndexOf(key, this.maxParallelism, this.range, this.operatorName);
-    this.currentKey = key;
-    this.internalKey = internalKey;
-    this.groupIndex = groupIndex;
+    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName);
   }
 
   /** The table of `name`, created on first use; throws if `name` is registered with another kind. */
@@ -217,7 +189,7 @@ export class HeapStateCore implements KeyedStateCore {
       expiresAt: this.expiresAt(table),
     };
     m.set(this.internalKey, e);
-    if (this.incremental) this.#markDirty(table, g, this.internalKey, this.currentKey);
+    if (this.incremental) markDirty(table, g, this.internalKey, this.currentKey);
     return e;
   }
 
@@ -249,14 +221,8 @@ export class HeapStateCore implements KeyedStateCore {
       this.counters.preimages++;
       if (copy) this.counters.valuesCopied++;
     }
-    if (this.incremental) this.#markDirty(table, g, internalKey, e.key);
+    if (this.incremental) markDirty(table, g, internalKey, e.key);
     e.version = this.epoch;
-  }
-
-  #markDirty(table: StateTable, g: number, internalKey: unknown, userKey: unknown): void {
-    let d = table.dirty.get(g);
-    if (d === undefined) table.dirty.set(g, (d = new Map()));
-    d.set(internalKey, userKey);
   }
 
   /**
@@ -270,23 +236,13 @@ export class HeapStateCore implements KeyedStateCore {
   } {
     const version = this.epoch;
     this.epoch = version + 1;
-    let work = 1;
     if (!this.incremental) {
-      this.counters.snapshotSyncWork += work;
+      this.counters.snapshotSyncWork += 1;
       return { version, baseCheckpointId: undefined, epochs: [] };
     }
-    const dirty = new Map<StateTable, Map<number, Map<unknown, unknown>>>();
-    for (const t of this.tables.values()) {
-      work++;
-      if (t.dirty.size > 0) {
-        dirty.set(t, t.dirty);
-        t.dirty = new Map();
-      }
-    }
-    this.pendingEpochs.push({ checkpointId, version, dirty });
-    work += this.pendingEpochs.length;
-    this.counters.snapshotSyncWork += work;
-    return { version, baseCheckpointId: this.lastConfirmedCheckpointId, epochs: this.pendingEpochs.slice() };
+    const closed = this.dirtyEpochs.close(checkpointId, version, this.tables.values());
+    this.counters.snapshotSyncWork += 1 + this.tables.size + closed.epochs.length;
+    return { version, ...closed };
   }
 
   /** Registers a snapshot for copy-on-write. Must be called right after `beginSnapshot`. */
@@ -301,16 +257,5 @@ export class HeapStateCore implements KeyedStateCore {
     if (i < 0) return;
     this.live.splice(i, 1);
     this.maxLiveVersion = this.live.length > 0 ? this.live[this.live.length - 1].version : 0;
-  }
-
-  /**
-   * Checkpoint `checkpointId` is complete: later deltas are based on it, and the dirty epochs up
-   * to it are dropped. Unknown ids (aborted, not taken by this backend) are ignored.
-   */
-  confirm(checkpointId: number): void {
-    const i = this.pendingEpochs.findIndex((e) => e.checkpointId === checkpointId);
-    if (i < 0) return;
-    this.pendingEpochs.splice(0, i + 1);
-    this.lastConfirmedCheckpointId = checkpointId;
   }
 }

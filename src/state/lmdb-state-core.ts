@@ -31,8 +31,8 @@
 import type { RootDatabase } from 'lmdb';
 import type { Packr } from 'msgpackr';
 import { StateAccessError } from '../errors.js';
-import type { DirtyEpoch } from './heap-state-core.js';
-import { internalKeyOf, ownedGroupIndexOf } from './internal-key.js';
+import { type DirtyEpoch, DirtyEpochs, markDirty } from './dirty-epochs.js';
+import { setCurrentKeyFields } from './internal-key.js';
 import type { KeyGroupRange } from './key-groups.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import { encodeStateKey } from './lmdb-key-codec.js';
@@ -95,8 +95,8 @@ export class LmdbStateCore implements KeyedStateCore {
 
   /** Snapshot epoch (incremental change tracking: a key is marked once per epoch). */
   epoch = 1;
-  pendingEpochs: DirtyEpoch[] = [];
-  lastConfirmedCheckpointId: number | undefined = undefined;
+  /** Dirty epochs since the last confirmed checkpoint and the delta base (incremental only). */
+  readonly dirtyEpochs = new DirtyEpochs();
 
   /** Entries to write back, in first-touch order. Invariant: exactly the cached entries with `dirty`. */
   #pending: PendingWrite[] = [];
@@ -133,12 +133,7 @@ export class LmdbStateCore implements KeyedStateCore {
       if (this.#cached >= this.maxCachedEntries) this.#dropCache();
     }
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
-    this.groupIndex = -1;
-    const internalKey = internalKeyOf(key, this.operatorName);
-    const groupIndex = ownedGroupIndexOf(key, this.maxParallelism, this.range, this.operatorName);
-    this.currentKey = key;
-    this.internalKey = internalKey;
-    this.groupIndex = groupIndex;
+    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName);
   }
 
   table(name: string, kind: StateKind): StateTable {
@@ -244,9 +239,7 @@ export class LmdbStateCore implements KeyedStateCore {
     }
     if (this.incremental && e.version !== this.epoch) {
       e.version = this.epoch;
-      let d = table.dirty.get(this.groupIndex);
-      if (d === undefined) table.dirty.set(this.groupIndex, (d = new Map()));
-      d.set(this.internalKey, e.key);
+      markDirty(table, this.groupIndex, this.internalKey, e.key);
     }
   }
 
@@ -295,21 +288,6 @@ export class LmdbStateCore implements KeyedStateCore {
     const version = this.epoch;
     this.epoch = version + 1;
     if (!this.incremental) return { baseCheckpointId: undefined, epochs: [] };
-    const dirty = new Map<StateTable, Map<number, Map<unknown, unknown>>>();
-    for (const t of this.tables.values()) {
-      if (t.dirty.size > 0) {
-        dirty.set(t, t.dirty);
-        t.dirty = new Map();
-      }
-    }
-    this.pendingEpochs.push({ checkpointId, version, dirty });
-    return { baseCheckpointId: this.lastConfirmedCheckpointId, epochs: this.pendingEpochs.slice() };
-  }
-
-  confirm(checkpointId: number): void {
-    const i = this.pendingEpochs.findIndex((e) => e.checkpointId === checkpointId);
-    if (i < 0) return;
-    this.pendingEpochs.splice(0, i + 1);
-    this.lastConfirmedCheckpointId = checkpointId;
+    return this.dirtyEpochs.close(checkpointId, version, this.tables.values());
   }
 }
