@@ -16,21 +16,16 @@ import type { OperatorSpec } from '../../graph/stream-graph.js';
 import { InternalTimerService } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
-import {
-  AbstractStreamOperator,
-  type OperatorSnapshot,
-  type Output,
-  userCodeError,
-} from './stream-operator.js';
+import { AbstractKeyedOperator } from './keyed-operators.js';
+import { type Output, userCodeError } from './stream-operator.js';
 
 export const LEFT_BUFFER = '_join-left';
 export const RIGHT_BUFFER = '_join-right';
 
 type IntervalJoinSpec = Extract<OperatorSpec, { kind: 'interval-join' }>;
 
-export class IntervalJoinOperator extends AbstractStreamOperator {
+export class IntervalJoinOperator extends AbstractKeyedOperator {
   readonly #spec: IntervalJoinSpec;
-  readonly #backend: KeyedBackend;
   readonly #time: TaskTime;
   readonly #timers: InternalTimerService;
   readonly #buffers: readonly [MapState<number, unknown[]>, MapState<number, unknown[]>];
@@ -47,9 +42,8 @@ export class IntervalJoinOperator extends AbstractStreamOperator {
     spec: IntervalJoinSpec,
     time: TaskTime,
   ) {
-    super(nodeId, name, uid, ctx, out);
+    super(nodeId, name, uid, ctx, out, backend);
     this.#spec = spec;
-    this.#backend = backend;
     this.#time = time;
     this.#buffers = [
       backend.store.map<number, unknown[]>(LEFT_BUFFER),
@@ -85,7 +79,7 @@ export class IntervalJoinOperator extends AbstractStreamOperator {
     } catch (e) {
       throw userCodeError(this.name, e);
     }
-    this.#backend.setCurrentKey(key);
+    this.backend.setCurrentKey(key);
     if (ts < this.#timers.currentWatermark) {
       this.#lateDropped++;
       return;
@@ -113,15 +107,6 @@ export class IntervalJoinOperator extends AbstractStreamOperator {
     this.watermarkOutput.emitWatermark(timestamp);
   }
 
-  override snapshotState(checkpointId: number): OperatorSnapshot {
-    return { operatorState: [], keyedState: this.#backend.snapshot(checkpointId) };
-  }
-  override notifyCheckpointComplete(checkpointId: number): void {
-    this.#backend.notifyCheckpointComplete?.(checkpointId);
-  }
-  override close(): void {
-    this.#backend.dispose();
-  }
   override counters(): Readonly<Record<string, number>> | undefined {
     return { numLateRecordsDropped: this.#lateDropped };
   }
@@ -142,7 +127,7 @@ export class IntervalJoinOperator extends AbstractStreamOperator {
   #emit(left: unknown, leftTs: number, right: unknown, rightTs: number): void {
     const ts = Math.max(leftTs, rightTs);
     const ctx = this.#ctx;
-    ctx.key = this.#backend.currentKey;
+    ctx.key = this.backend.currentKey;
     ctx.leftTimestamp = leftTs;
     ctx.rightTimestamp = rightTs;
     ctx.timestamp = ts;

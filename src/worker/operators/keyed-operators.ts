@@ -100,7 +100,11 @@ export function onTimerContext(keyed: KeyedContext, domain: () => TimeDomain): O
   }) as OnTimerContext;
 }
 
-abstract class AbstractKeyedOperator extends AbstractStreamOperator {
+/**
+ * An operator with keyed state: its snapshot is the backend's, checkpoint completion and close
+ * go to the backend.
+ */
+export abstract class AbstractKeyedOperator extends AbstractStreamOperator {
   constructor(
     nodeId: number,
     name: string,

@@ -29,12 +29,8 @@ import type { OperatorSpec } from '../../graph/stream-graph.js';
 import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
-import {
-  AbstractStreamOperator,
-  type OperatorSnapshot,
-  type Output,
-  userCodeError,
-} from './stream-operator.js';
+import { AbstractKeyedOperator } from './keyed-operators.js';
+import { type Output, userCodeError } from './stream-operator.js';
 
 export const WINDOW_CONTENTS = '_window-contents';
 
@@ -48,9 +44,8 @@ interface WindowEntry {
 
 const idOf = (w: TimeWindow): string => `${w.start}/${w.end}`;
 
-export class WindowOperator extends AbstractStreamOperator {
+export class WindowOperator extends AbstractKeyedOperator {
   readonly #spec: WindowSpec;
-  readonly #backend: KeyedBackend;
   readonly #time: TaskTime;
   readonly #lateOutput: Output | undefined;
   readonly #timers: InternalTimerService;
@@ -71,9 +66,8 @@ export class WindowOperator extends AbstractStreamOperator {
     time: TaskTime,
     lateOutput: Output | undefined,
   ) {
-    super(nodeId, name, uid, ctx, out);
+    super(nodeId, name, uid, ctx, out, backend);
     this.#spec = spec;
-    this.#backend = backend;
     this.#time = time;
     this.#lateOutput = lateOutput;
     this.#eventTime = spec.assigner.time === 'event';
@@ -103,7 +97,7 @@ export class WindowOperator extends AbstractStreamOperator {
     } catch (e) {
       throw userCodeError(this.name, e);
     }
-    this.#backend.setCurrentKey(key);
+    this.backend.setCurrentKey(key);
     let ts: number;
     if (this.#eventTime) {
       const t = this.#time.timestamp;
@@ -159,9 +153,9 @@ export class WindowOperator extends AbstractStreamOperator {
   /** End of a bounded input: pending processing-time windows fire (event-time ones fired at `Infinity`). */
   override finish(): void {
     if (this.#eventTime) return;
-    const keys = [...this.#backend.keys(WINDOW_CONTENTS)];
+    const keys = [...this.backend.keys(WINDOW_CONTENTS)];
     for (const key of keys) {
-      this.#backend.setCurrentKey(key);
+      this.backend.setCurrentKey(key);
       const entries = [...this.#contents.values()].sort((a, b) => a.end - b.end);
       for (const e of entries) {
         this.#fire(e, e.acc);
@@ -170,15 +164,6 @@ export class WindowOperator extends AbstractStreamOperator {
     }
   }
 
-  override snapshotState(checkpointId: number): OperatorSnapshot {
-    return { operatorState: [], keyedState: this.#backend.snapshot(checkpointId) };
-  }
-  override notifyCheckpointComplete(checkpointId: number): void {
-    this.#backend.notifyCheckpointComplete?.(checkpointId);
-  }
-  override close(): void {
-    this.#backend.dispose();
-  }
   override counters(): Readonly<Record<string, number>> | undefined {
     return { numLateRecordsDropped: this.#lateDropped, numLateRecordsSideOutput: this.#lateEmitted };
   }
