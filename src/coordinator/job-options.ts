@@ -4,6 +4,10 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
+import type { RestartStrategyOptions } from './restart-strategy.js';
+
+export type { RestartStrategyOptions };
+
 import { DEFAULT_FULL_EVERY } from '../state/incremental-chain.js';
 import { DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM } from '../state/key-groups.js';
 
@@ -35,18 +39,6 @@ export interface CheckpointingOptions {
   /** With `incremental`: a full snapshot at least every this many checkpoints (bounds the chain). Default 10. */
   readonly fullEvery?: number;
 }
-
-export type RestartStrategyOptions =
-  | { readonly type: 'none' }
-  | { readonly type: 'fixed-delay'; readonly attempts: number; readonly delay: number }
-  | {
-      readonly type: 'exponential-delay';
-      readonly initial?: number;
-      readonly max?: number;
-      readonly multiplier?: number;
-      readonly resetAfter?: number;
-      readonly jitter?: number;
-    };
 
 export interface ChannelOptions {
   /** Bytes of each ring (one per producer/consumer subtask pair). Default 1 MiB. */
