@@ -5,21 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
-import { finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
+import { expectedSums, finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
 
 const N = 6000;
 const KEYS = 10;
-
-function expected(): Map<number, { sum: number; count: number }> {
-  const m = new Map<number, { sum: number; count: number }>();
-  for (let x = 0; x < N; x++) {
-    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
-    e.sum += x;
-    e.count++;
-    m.set(x % KEYS, e);
-  }
-  return m;
-}
 
 async function run(failure: string, options: JobOptions & { at?: number }) {
   const restoredFrom: (number | undefined)[] = [];
@@ -56,7 +45,7 @@ describe('exactly-once under failure', () => {
         expect(sums).toHaveLength(N);
         expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
         const finals = finalByKey(sums, (s) => s.count);
-        for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+        for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
         expect(result.checkpoints.length).toBeGreaterThan(0);
         expect(result.checkpoints.every((c) => c.durationMs >= 0 && c.bytes > 0)).toBe(true);
       },
@@ -87,7 +76,7 @@ describe('at-least-once under failure', () => {
     });
     expect(result.restarts).toBe(1);
     const seen = new Set(sums.map((s) => `${s.key}/${s.count}`));
-    for (const [key, e] of expected())
+    for (const [key, e] of expectedSums(N, KEYS))
       for (let c = 1; c <= e.count; c++) expect(seen.has(`${key}/${c}`)).toBe(true);
   });
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { committedJsonl, uncommittedFiles } from './helpers.js';
+import { committedJsonl, expectedSums, uncommittedFiles } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = path.join(ROOT, 'bin/weir.js');
@@ -144,14 +144,7 @@ describe('weir run: SIGKILL, then --restore latest', () => {
     const seen = new Set(records.map((r) => `${r.key}/${r.count}`));
     expect(seen.size).toBe(records.length); // no duplicate
     expect(records).toHaveLength(n); // nothing lost
-    const finals = new Map<number, { count: number; sum: number }>();
-    for (let x = 0; x < n; x++) {
-      const e = finals.get(x % keys) ?? { count: 0, sum: 0 };
-      e.count++;
-      e.sum += x;
-      finals.set(x % keys, e);
-    }
-    for (const [key, e] of finals) {
+    for (const [key, e] of expectedSums(n, keys)) {
       const last = records.find((r) => r.key === key && r.count === e.count);
       expect(last).toEqual({ key, ...e });
     }

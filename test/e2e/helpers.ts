@@ -57,3 +57,18 @@ export function committedJsonl<T>(dir: string): T[] {
 export function uncommittedFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => !f.endsWith('.jsonl'));
 }
+
+/**
+ * The oracle of the keyed running-sum fixtures: final sum and count per key of the values
+ * 0..n-1, keyed by value mod `keys`.
+ */
+export function expectedSums(n: number, keys: number): Map<number, { sum: number; count: number }> {
+  const m = new Map<number, { sum: number; count: number }>();
+  for (let x = 0; x < n; x++) {
+    const e = m.get(x % keys) ?? { sum: 0, count: 0 };
+    e.sum += x;
+    e.count++;
+    m.set(x % keys, e);
+  }
+  return m;
+}

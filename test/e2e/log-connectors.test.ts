@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, openLog, startJob } from '../../dist/index.js';
-import { finalByKey, fixture } from './helpers.js';
+import { expectedSums, finalByKey, fixture } from './helpers.js';
 
 const N = 30_000;
 const KEYS = 10;
@@ -23,24 +23,12 @@ interface Sum {
   count: number;
 }
 
-/** Final sum and count per key of the values 0..n-1 keyed by value mod KEYS. */
-function expected(n: number): Map<number, { sum: number; count: number }> {
-  const m = new Map<number, { sum: number; count: number }>();
-  for (let x = 0; x < n; x++) {
-    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
-    e.sum += x;
-    e.count++;
-    m.set(x % KEYS, e);
-  }
-  return m;
-}
-
 /** Every (key, count) exactly once and every key's final sum and count exact. */
 function expectExact(sums: readonly Sum[], n: number): void {
   expect(sums).toHaveLength(n);
   expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
   const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expected(n)) expect(finals.get(key)).toEqual({ key, ...e });
+  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
 }
 
 /** Everything in `topic`, all partitions. */
@@ -131,7 +119,7 @@ describe('log connectors end to end', () => {
     const sums = await readTopic<Sum>(dir, 'sums');
     expect(sums.length).toBeGreaterThanOrEqual(N);
     const seen = new Set(sums.map((s) => `${s.key}/${s.count}`));
-    for (const [key, e] of expected(N))
+    for (const [key, e] of expectedSums(N, KEYS))
       for (let c = 1; c <= e.count; c++) expect(seen.has(`${key}/${c}`)).toBe(true);
   });
 

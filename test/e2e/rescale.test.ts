@@ -13,23 +13,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { fixture } from './helpers.js';
+import { expectedSums, fixture } from './helpers.js';
 
 const N = 6000;
 const KEYS = 10;
 
 type Sum = { key: number; sum: number; count: number };
-
-function expected(): Map<number, { sum: number; count: number }> {
-  const m = new Map<number, { sum: number; count: number }>();
-  for (let x = 0; x < N; x++) {
-    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
-    e.sum += x;
-    e.count++;
-    m.set(x % KEYS, e);
-  }
-  return m;
-}
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -104,7 +93,7 @@ describe('rescaled restore from a checkpoint directory', () => {
     const sums = last.outcome.sums;
     const byKey = new Map<number, Sum[]>();
     for (const s of sums) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
-    for (const [key, e] of expected()) {
+    for (const [key, e] of expectedSums(N, KEYS)) {
       const records = (byKey.get(key) ?? []).sort((a, b) => a.count - b.count);
       // The restored run started mid-stream (fewer records than the total: it did restore): its
       // counts for a key are one contiguous run ending at the exact total, and the final sum is

@@ -12,23 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
 import { flipByte, overwriteChunkInLmdb } from '../unit/state/storage/helpers.js';
-import { finalByKey, fixture } from './helpers.js';
+import { expectedSums, finalByKey, fixture } from './helpers.js';
 
 type Sum = { key: number; sum: number; count: number };
 
 const N = 6000;
 const KEYS = 10;
-
-function expected(): Map<number, { sum: number; count: number }> {
-  const m = new Map<number, { sum: number; count: number }>();
-  for (let x = 0; x < N; x++) {
-    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
-    e.sum += x;
-    e.count++;
-    m.set(x % KEYS, e);
-  }
-  return m;
-}
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -97,7 +86,7 @@ describe.each([
     expect(sums).toHaveLength(N);
     expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
     const finals = finalByKey(sums, (s) => s.count);
-    for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+    for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
 
     const storage = CheckpointStorage.open(dir, { create: false });
     try {
@@ -150,7 +139,7 @@ describe('restore skips a damaged checkpoint', () => {
       expect(warnings.join('\n')).toMatch(/corrupt/);
       // The remainder after the previous checkpoint was processed again, from its state: exact.
       const finals = finalByKey(result.sinks.sums as Sum[], (s) => s.count);
-      for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+      for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
     },
   );
 });

@@ -9,21 +9,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError, type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { finalByKey, fixture } from './helpers.js';
+import { expectedSums, finalByKey, fixture } from './helpers.js';
 
 const N = 8000;
 const KEYS = 10;
-
-function expected(): Map<number, { sum: number; count: number }> {
-  const m = new Map<number, { sum: number; count: number }>();
-  for (let x = 0; x < N; x++) {
-    const e = m.get(x % KEYS) ?? { sum: 0, count: 0 };
-    e.sum += x;
-    e.count++;
-    m.set(x % KEYS, e);
-  }
-  return m;
-}
 
 async function run(args: Record<string, string>, options: JobOptions) {
   const client = await startJob(fixture('two-input-sum.mjs'), {
@@ -39,7 +28,7 @@ function expectExact(sums: { key: number; sum: number; count: number }[]) {
   expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
   expect(sums).toHaveLength(N);
   const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+  for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
 }
 
 /** Checkpoints in `dir` whose metadata references channel state. */
@@ -128,7 +117,7 @@ describe('unaligned checkpoints', () => {
     // exact, and the counts run 2 emitted continue exactly where the checkpoint left them.
     const sums = result.sinks.sums as { key: number; sum: number; count: number }[];
     const finals = finalByKey(sums, (s) => s.count);
-    for (const [key, e] of expected()) expect(finals.get(key)).toEqual({ key, ...e });
+    for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
     const perKey = new Map<number, number[]>();
     for (const s of sums) (perKey.get(s.key) ?? perKey.set(s.key, []).get(s.key)!).push(s.count);
     for (const counts of perKey.values()) {
