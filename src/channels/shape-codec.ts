@@ -441,7 +441,7 @@ function keysFit(node: ShapeNode): boolean {
 
 /**
  * The generated code for writing one value held in variable `v` (the common tags inline: i32,
- * f64, short ASCII strings, booleans; everything else through `h.writeSlow`). Uses the locals
+ * f64, short ASCII strings, booleans, null; everything else through `h.writeSlow`). Uses the locals
  * `buf`, `dv`, `p` of the generated function and reloads them after a helper call.
  */
 function writeValueCode(v: string): string {
@@ -464,6 +464,9 @@ function writeValueCode(v: string): string {
     } else if (typeof ${v} === 'boolean') {
       if (p + 1 > buf.length) { out.p = p; out.ensure(1); buf = out.buf; dv = out.dv; }
       buf[p++] = ${v} ? ${T_TRUE} : ${T_FALSE};
+    } else if (${v} === null) {
+      if (p + 1 > buf.length) { out.p = p; out.ensure(1); buf = out.buf; dv = out.dv; }
+      buf[p++] = ${T_NULL};
     }
     else { out.p = p; if (!h.writeSlow(${v})) return false; buf = out.buf; dv = out.dv; p = out.p; }`;
 }
@@ -590,7 +593,7 @@ function isWellFormed(s: string): boolean {
 
 // ---------------------------------------------------------------------------------- decoding
 
-/** The generated code reading one value into variable `v` (common tags inline). */
+/** The generated code reading one value into variable `v` (every tag but UTF-8 and undefined inline). */
 function readValueCode(v: string): string {
   return `
     t = buf[p];
@@ -603,6 +606,9 @@ function readValueCode(v: string): string {
       ${v} = h.ascii(buf, p + 2, len);
       p += len + 2;
     }
+    else if (t === ${T_TRUE}) { ${v} = true; p++; }
+    else if (t === ${T_FALSE}) { ${v} = false; p++; }
+    else if (t === ${T_NULL}) { ${v} = null; p++; }
     else { ${v} = h.readSlow(t, buf, dv, p); p = h.p; }`;
 }
 
