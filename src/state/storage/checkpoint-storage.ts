@@ -133,6 +133,13 @@ export class CheckpointStorage {
   readonly #budget: ByteBudget;
   /** Set once by `close()`; every operation checks it first. */
   #closing: Promise<void> | undefined;
+  /**
+   * This handle's LMDB writes not yet settled; `close()` waits for them. lmdb-js refuses writes
+   * after `close()` only on the root database: a put on a sub-database queued later would run
+   * against the closed environment (an uncaught error from lmdb-js's commit timer, and a fatal
+   * process abort if the thread is being terminated then).
+   */
+  readonly #writes = new Set<Promise<unknown>>();
 
   private constructor(dir: string, root: RootDatabase, maxBatchBytes: number, maxInFlightBytes: number) {
     this.dir = dir;
@@ -199,7 +206,7 @@ export class CheckpointStorage {
    * the same directory (other threads) stay usable.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#root.close();
+    this.#closing ??= Promise.allSettled([...this.#writes]).then(() => this.#root.close());
     return this.#closing;
   }
 
@@ -259,6 +266,16 @@ export class CheckpointStorage {
         end++;
       }
       await this.#budget.acquire(bytes);
+      if (this.#closing !== undefined) {
+        // Closed while this call waited for budget: queue nothing more on the environment.
+        this.#budget.release(bytes);
+        await Promise.all(batches);
+        throw new CheckpointDeclinedError(
+          checkpointId,
+          'storage-failed',
+          `checkpoint storage ${this.dir} was closed while writing the state chunks of ${owner.operatorUid}#${owner.subtaskIndex}`,
+        );
+      }
       batches.push(this.#writeBatch(handles, chunks, start, end, bytes));
       start = end;
     }
@@ -286,7 +303,7 @@ export class CheckpointStorage {
       const puts: Promise<boolean>[] = [];
       for (let i = start; i < end; i++)
         puts.push(this.#chunks.put(handles[i].chunkId, chunks[i].bytes as Buffer));
-      await Promise.all(puts);
+      await this.#track(Promise.all(puts));
       return undefined;
     } catch (error) {
       return error ?? new Error('lmdb write failed');
@@ -316,18 +333,20 @@ export class CheckpointStorage {
     const record = encodeMetadata(metadata);
     const referenced = referencedChunks(metadata).map((handle) => handle.chunkId);
     try {
-      return await this.#root.transaction((): CommitOutcome => {
-        if (this.#metadata.doesExist(checkpointId)) return { state: 'duplicate', checkpointId };
-        const missing = referenced.filter((chunkId) => !this.#chunks.doesExist(chunkId));
-        if (missing.length > 0) return { state: 'missing-chunks', checkpointId, missing };
-        for (const chunkId of referenced)
-          this.#refcounts.put(chunkId, (this.#refcounts.get(chunkId) ?? 0) + 1);
-        if (checkpointId > (this.#info.get(INFO_HIGHEST_CHECKPOINT_ID) ?? 0)) {
-          this.#info.put(INFO_HIGHEST_CHECKPOINT_ID, checkpointId);
-        }
-        this.#metadata.put(checkpointId, record);
-        return { state: 'committed', checkpointId };
-      });
+      return await this.#track(
+        this.#root.transaction((): CommitOutcome => {
+          if (this.#metadata.doesExist(checkpointId)) return { state: 'duplicate', checkpointId };
+          const missing = referenced.filter((chunkId) => !this.#chunks.doesExist(chunkId));
+          if (missing.length > 0) return { state: 'missing-chunks', checkpointId, missing };
+          for (const chunkId of referenced)
+            this.#refcounts.put(chunkId, (this.#refcounts.get(chunkId) ?? 0) + 1);
+          if (checkpointId > (this.#info.get(INFO_HIGHEST_CHECKPOINT_ID) ?? 0)) {
+            this.#info.put(INFO_HIGHEST_CHECKPOINT_ID, checkpointId);
+          }
+          this.#metadata.put(checkpointId, record);
+          return { state: 'committed', checkpointId };
+        }),
+      );
     } catch (cause) {
       throw new CheckpointDeclinedError(
         checkpointId,
@@ -489,6 +508,10 @@ export class CheckpointStorage {
   async discardCheckpoint(checkpointId: number): Promise<DiscardOutcome> {
     this.#checkOpen();
     checkCheckpointId(checkpointId);
+    return this.#track(this.#discardIn(checkpointId));
+  }
+
+  #discardIn(checkpointId: number): Promise<DiscardOutcome> {
     return this.#root.transaction((): DiscardOutcome => {
       const record = this.#metadata.getBinary(checkpointId);
       if (record === undefined) return { state: 'unknown', checkpointId };
@@ -563,22 +586,32 @@ export class CheckpointStorage {
     let deletedChunks = 0;
     let freedBytes = 0;
     for (let i = 0; i < candidates.length; i += CLEANUP_BATCH) {
+      this.#checkOpen(); // closed between two batches: stop; the rest stays for a later cleanup
       const batch = candidates.slice(i, i + CLEANUP_BATCH);
-      await this.#root.transaction(() => {
-        for (const chunkId of batch) {
-          if (this.#refcounts.doesExist(chunkId)) continue;
-          const bytes = this.#chunks.getBinaryFast(chunkId);
-          if (bytes === undefined) continue;
-          freedBytes += bytes.length;
-          deletedChunks++;
-          this.#chunks.remove(chunkId);
-        }
-      });
+      await this.#track(
+        this.#root.transaction(() => {
+          for (const chunkId of batch) {
+            if (this.#refcounts.doesExist(chunkId)) continue;
+            const bytes = this.#chunks.getBinaryFast(chunkId);
+            if (bytes === undefined) continue;
+            freedBytes += bytes.length;
+            deletedChunks++;
+            this.#chunks.remove(chunkId);
+          }
+        }),
+      );
     }
     return { deletedChunks, freedBytes };
   }
 
   // ---------- internals ----------
+
+  #track<T>(write: Promise<T>): Promise<T> {
+    this.#writes.add(write);
+    const forget = () => this.#writes.delete(write);
+    write.then(forget, forget);
+    return write;
+  }
 
   #checkOpen(): void {
     if (this.#closing !== undefined)

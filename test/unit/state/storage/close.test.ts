@@ -1,6 +1,6 @@
 import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CheckpointStorageError } from '../../../../src/errors.js';
+import { CheckpointDeclinedError, CheckpointStorageError } from '../../../../src/errors.js';
 import { CheckpointStorage } from '../../../../src/state/storage/index.js';
 import { metadataFor, seededBytes, subtask, tempDir } from './helpers.js';
 
@@ -68,5 +68,48 @@ describe('close', () => {
     await expect(storage.writeChunks(1, { operatorUid: 'op', subtaskIndex: 0 }, [])).rejects.toThrow(
       /is closed/,
     );
+  });
+
+  it('waits for writes in flight: a close during writeChunks leaves no write queued on the closed environment', async () => {
+    // lmdb-js blocks writes only on the root database once close() starts; a chunk put queued on
+    // a sub-database afterwards made lmdb-js call into the closed environment from setImmediate
+    // (an uncaught error; a fatal process abort when the thread was being terminated).
+    const t = tempDir('close-in-flight');
+    cleanups.push(t.remove);
+    const storage = CheckpointStorage.open(t.dir, { maxBatchBytes: 4096, maxInFlightBytes: 4096 });
+    const chunks = Array.from({ length: 12 }, (_, i) => ({ name: `c${i}`, bytes: seededBytes(i, 4096) }));
+    const writing = storage.writeChunks(1, { operatorUid: 'op', subtaskIndex: 0 }, chunks);
+    const settled = writing.then(
+      () => 'written',
+      (error: unknown) => error,
+    );
+    await storage.close();
+    const outcome = await settled;
+    // Either every chunk became durable before the close, or the rest was refused.
+    if (outcome !== 'written') {
+      expect(outcome).toBeInstanceOf(CheckpointDeclinedError);
+      expect((outcome as CheckpointDeclinedError).reason).toBe('storage-failed');
+      expect((outcome as Error).message).toMatch(/closed/);
+    }
+    // Give a stray setImmediate/setTimeout commit the chance to fire (and fail the test run).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reopened = CheckpointStorage.open(t.dir, { create: false });
+    cleanups.push(() => reopened.close());
+    expect(reopened.listCompleted()).toEqual([]);
+  });
+
+  it('waits for a commit in flight before closing', async () => {
+    const t = tempDir('close-commit');
+    cleanups.push(t.remove);
+    const storage = CheckpointStorage.open(t.dir);
+    const handles = await storage.writeChunks(1, { operatorUid: 'op', subtaskIndex: 0 }, [
+      { name: 'a', bytes: seededBytes(1, 4096) },
+    ]);
+    const committing = storage.commitCheckpoint(metadataFor(1, [subtask('op', 0, handles)]));
+    await storage.close();
+    await expect(committing).resolves.toEqual({ state: 'committed', checkpointId: 1 });
+    const reopened = CheckpointStorage.open(t.dir, { create: false });
+    cleanups.push(() => reopened.close());
+    expect(reopened.listCompleted()).toEqual([1]);
   });
 });
