@@ -5,7 +5,11 @@
  * `chunks()` (asynchronous, may be called several times, for 'full' and for 'delta') →
  * `release()`. While live (until `release()`), the backend preserves for it the barrier-time value
  * of every entry touched after the barrier (see `heap-state-core.ts`); releasing stops that and
- * drops the preimages. Several snapshots may be live at once.
+ * drops the preimages. Several snapshots may be live at once. A serialization with
+ * `{ release: true }` (the checkpoint's) is the last use and releases as it goes: once a key
+ * group is encoded, touches of its entries no longer make preimages for this snapshot (and a
+ * delta never needed the groups it does not visit), so copy-on-write costs only for keys touched
+ * before their group's turn.
  *
  * Serialization visits one key group at a time synchronously (one chunk per non-empty key group)
  * and yields to the event loop between key groups, at least every {@link YIELD_EVERY} entries, so
@@ -23,6 +27,7 @@ import {
   type KeyGroupChunk,
 } from './key-group-chunk.js';
 import type { KeyGroupRange } from './key-groups.js';
+import type { SerializeOptions } from './keyed-state-backend.js';
 import type { StateEntry } from './state-entry.js';
 import type { StateTable } from './state-table.js';
 
@@ -80,6 +85,11 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
   readonly #epochs: readonly DirtyEpoch[];
   /** Group index → table → internal key → value at the barrier. Dropped on release. */
   #preimages: Map<number, Map<StateTable, Map<unknown, StateEntry>>> | undefined = new Map();
+  /**
+   * Set by a releasing serialization: 1 for the group indexes it no longer needs (encoded, or
+   * not part of its delta). Copy-on-write skips them.
+   */
+  #doneGroups: Uint8Array | undefined;
 
   /** @internal Created by `HeapKeyedStateBackend.snapshot`. */
   constructor(
@@ -103,6 +113,11 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
   }
 
   /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
+  needsPreimage(groupIndex: number): boolean {
+    return this.#doneGroups === undefined || this.#doneGroups[groupIndex] === 0;
+  }
+
+  /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
   addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void {
     const pre = this.#preimages;
     if (pre === undefined) return;
@@ -114,10 +129,13 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
   }
 
   /** Serializes the snapshot into per-key-group chunks plus metadata. */
-  async serialize(mode: SnapshotMode = 'full'): Promise<SerializedKeyedState> {
+  async serialize(
+    mode: SnapshotMode = 'full',
+    options: SerializeOptions = {},
+  ): Promise<SerializedKeyedState> {
     const tally = this.#newTally(mode);
     const chunks: KeyGroupChunk[] = [];
-    for await (const c of this.#generate(tally)) chunks.push(c);
+    for await (const c of this.#generate(tally, options.release === true)) chunks.push(c);
     return { metadata: this.#metadata(tally), chunks };
   }
 
@@ -125,8 +143,11 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
    * Streams the chunks one key group at a time (ascending); for storage that writes as it goes.
    * The metadata of a streamed serialization is available from `serialize()` only.
    */
-  chunks(mode: SnapshotMode = 'full'): AsyncGenerator<KeyGroupChunk, void, undefined> {
-    return this.#generate(this.#newTally(mode));
+  chunks(
+    mode: SnapshotMode = 'full',
+    options: SerializeOptions = {},
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
+    return this.#generate(this.#newTally(mode), options.release === true);
   }
 
   /** Stops copy-on-write for this snapshot and drops its preimages. Idempotent. */
@@ -165,14 +186,43 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
     }
   }
 
-  async *#generate(tally: Tally): AsyncGenerator<KeyGroupChunk, void, undefined> {
+  async *#generate(tally: Tally, release: boolean): AsyncGenerator<KeyGroupChunk, void, undefined> {
     this.#checkLive();
+    if (this.#doneGroups !== undefined) {
+      throw new StateAccessError(
+        `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
+      );
+    }
     const groups = tally.kind === 'full' ? this.#allGroups() : mergeDirtyEpochs(this.#epochs);
+    let done: Uint8Array | undefined;
+    if (release) {
+      // A delta reads only its dirty groups: the others need no preimage from now on.
+      done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
+      if (tally.kind !== 'full') for (const [g] of groups) done[g] = 0;
+      this.#doneGroups = done;
+    }
+    try {
+      yield* this.#encodeGroups(tally, groups, done);
+    } finally {
+      if (release) this.release();
+    }
+  }
+
+  async *#encodeGroups(
+    tally: Tally,
+    groups: Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>,
+    done: Uint8Array | undefined,
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     let sinceYield = 0;
     for (const [g, dirty] of groups) {
       this.#checkLive();
       const sections =
         dirty === undefined ? this.#fullSections(g, tally) : this.#deltaSections(g, dirty, tally);
+      if (done !== undefined) {
+        // Encoded below from `sections` alone: group g's preimages are no longer needed.
+        done[g] = 1;
+        this.#preimages!.delete(g);
+      }
       let work = 0;
       for (const s of sections) work += s[2].length / 3 + s[3].length;
       this.#core.counters.entriesSerialized += work;

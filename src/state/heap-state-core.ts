@@ -12,8 +12,9 @@
  * - The first touch of an entry in an epoch (`entry.version !== epoch`) checks whether a live
  *   snapshot still needs the entry's current value (`entry.version <= maxLiveVersion`). If so it
  *   makes a *preimage* (the value as it was at those barriers) and gives it to every live
- *   snapshot with `version >= entry.version`, newest first. All later touches in the same epoch
- *   cost one integer comparison.
+ *   snapshot with `version >= entry.version` that still reads the entry's key group (a snapshot
+ *   whose last serialization has encoded the group already does not), newest first. All later
+ *   touches in the same epoch cost one integer comparison.
  * - A live entry with `version > S.version` was touched after S's barrier: S uses its preimage,
  *   or, if it has none, the entry did not exist at the barrier (inserted later) and is skipped.
  *   Entries deleted after the barrier survive as preimages.
@@ -51,6 +52,11 @@ import { StateTable } from './state-table.js';
 export interface CopyOnWriteSnapshot {
   /** The epoch whose end this snapshot captures. */
   readonly version: number;
+  /**
+   * False once the snapshot no longer reads group `groupIndex` (its last serialization encoded
+   * it already, or does not visit it): no preimage is made for it then.
+   */
+  needsPreimage(groupIndex: number): boolean;
   /** Called at most once per (group, table, internal key) for this snapshot. */
   addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void;
 }
@@ -206,20 +212,24 @@ export class HeapStateCore implements KeyedStateCore {
 
   #firstTouch(table: StateTable, g: number, internalKey: unknown, e: StateEntry, copy: boolean): void {
     if (e.version <= this.maxLiveVersion) {
-      const preimage: StateEntry = {
-        key: e.key,
-        value: copy ? table.copyValue(e.value) : e.value,
-        version: e.version,
-        expiresAt: e.expiresAt,
-      };
+      let preimage: StateEntry | undefined;
       // Newest first; snapshots older than the entry's last touch already hold their preimage.
       for (let i = this.live.length - 1; i >= 0; i--) {
         const s = this.live[i];
         if (s.version < e.version) break;
+        if (!s.needsPreimage(g)) continue;
+        if (preimage === undefined) {
+          preimage = {
+            key: e.key,
+            value: copy ? table.copyValue(e.value) : e.value,
+            version: e.version,
+            expiresAt: e.expiresAt,
+          };
+          this.counters.preimages++;
+          if (copy) this.counters.valuesCopied++;
+        }
         s.addPreimage(g, table, internalKey, preimage);
       }
-      this.counters.preimages++;
-      if (copy) this.counters.valuesCopied++;
     }
     if (this.incremental) markDirty(table, g, internalKey, e.key);
     e.version = this.epoch;

@@ -21,6 +21,17 @@ export interface KeyedStateRestoreSummary {
   readonly checkpointId: number | undefined;
 }
 
+/** Options of {@link KeyedStateBackendSnapshot.serialize}. */
+export interface SerializeOptions {
+  /**
+   * This is the snapshot's last use: it releases itself as it goes — a key group serialized is no
+   * longer preserved by copy-on-write (the heap backend stops making preimages for it) — and the
+   * snapshot is released when the serialization ends, successfully or not. Further `serialize`
+   * calls throw StateAccessError. What a checkpoint's asynchronous part wants.
+   */
+  readonly release?: boolean;
+}
+
 /** A consistent view taken at the barrier: serialize (possibly several times), then release. */
 export interface KeyedStateBackendSnapshot {
   readonly checkpointId: number;
@@ -28,7 +39,7 @@ export interface KeyedStateBackendSnapshot {
   readonly timestamp: number;
   /** The confirmed checkpoint a 'delta' serialization is relative to; undefined: full only. */
   readonly baseCheckpointId: number | undefined;
-  serialize(mode?: SnapshotMode): Promise<SerializedKeyedState>;
+  serialize(mode?: SnapshotMode, options?: SerializeOptions): Promise<SerializedKeyedState>;
   release(): void;
 }
 

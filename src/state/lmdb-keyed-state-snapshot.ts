@@ -23,7 +23,7 @@ import {
   encodeKeyGroupChunk,
   type KeyGroupChunk,
 } from './key-group-chunk.js';
-import type { KeyedStateBackendSnapshot } from './keyed-state-backend.js';
+import type { KeyedStateBackendSnapshot, SerializeOptions } from './keyed-state-backend.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore } from './lmdb-state-core.js';
 import type { StateTable } from './state-table.js';
@@ -64,7 +64,20 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
     return this.#txn === undefined;
   }
 
-  async serialize(mode: SnapshotMode = 'full'): Promise<SerializedKeyedState> {
+  /** With `release`, the read transaction ends as soon as the serialization does. */
+  async serialize(
+    mode: SnapshotMode = 'full',
+    options: SerializeOptions = {},
+  ): Promise<SerializedKeyedState> {
+    this.#live();
+    try {
+      return await this.#serialize(mode);
+    } finally {
+      if (options.release === true) this.release();
+    }
+  }
+
+  async #serialize(mode: SnapshotMode): Promise<SerializedKeyedState> {
     const kind: ChunkKind = mode === 'delta' && this.baseCheckpointId !== undefined ? 'delta' : 'full';
     const chunks: KeyGroupChunk[] = [];
     let entries = 0;

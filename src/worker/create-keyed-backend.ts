@@ -83,7 +83,7 @@ function adapt(backend: KeyedStateBackend, chain: IncrementalChain | null): Keye
       return {
         sharedChunks: decision.shared,
         async serialize() {
-          const { metadata, chunks } = await snap.serialize(decision.mode);
+          const { metadata, chunks } = await snap.serialize(decision.mode, { release: true });
           if (metadata.kind !== decision.mode) {
             // The backend had no base for a delta although the chain had one: they disagree.
             throw new Error(

@@ -40,7 +40,10 @@ export interface OperatorSnapshot {
 
 /** A consistent, immutable view of keyed state taken at the barrier, persisted later. */
 export interface KeyedStateSnapshot {
-  /** Serializes the view into per-key-group chunks (async part). */
+  /**
+   * Serializes the view into per-key-group chunks (async part). Its last use: the view releases
+   * itself as it goes (copy-on-write stops for each key group once encoded) and when it ends.
+   */
   serialize(): Promise<readonly { name: string; keyGroup?: number; bytes: Uint8Array }[]>;
   /**
    * Incremental snapshots: chunks of earlier checkpoints that this one builds on (its base and

@@ -7,6 +7,7 @@
 
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StateAccessError } from '../../../src/errors.js';
 import type { SerializedKeyedState } from '../../../src/state/heap-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
@@ -285,7 +286,10 @@ describe.each([
         let nextId = 1;
         const serialize = async (t: Taken) => {
           t.full = await t.snap.serialize('full');
-          t.delta = await t.snap.serialize('delta');
+          // Every other snapshot's last serialization releases it (the checkpoint path).
+          const last = t.snap.checkpointId % 2 === 0;
+          t.delta = await t.snap.serialize('delta', { release: last });
+          if (last) await expect(t.snap.serialize('full')).rejects.toThrow(StateAccessError);
           t.snap.release();
         };
         for (const o of ops) {
