@@ -194,15 +194,14 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
       );
     }
     const groups = tally.kind === 'full' ? this.#allGroups() : mergeDirtyEpochs(this.#epochs);
-    let done: Uint8Array | undefined;
     if (release) {
       // A delta reads only its dirty groups: the others need no preimage from now on.
-      done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
+      const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
       if (tally.kind !== 'full') for (const [g] of groups) done[g] = 0;
       this.#doneGroups = done;
     }
     try {
-      yield* this.#encodeGroups(tally, groups, done);
+      yield* this.#encodeGroups(tally, groups);
     } finally {
       if (release) this.release();
     }
@@ -211,8 +210,8 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
   async *#encodeGroups(
     tally: Tally,
     groups: Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>,
-    done: Uint8Array | undefined,
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
+    const done = this.#doneGroups; // set by a releasing serialization
     let sinceYield = 0;
     for (const [g, dirty] of groups) {
       this.#checkLive();
