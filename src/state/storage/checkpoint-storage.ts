@@ -508,42 +508,46 @@ export class CheckpointStorage {
   async discardCheckpoint(checkpointId: number): Promise<DiscardOutcome> {
     this.#checkOpen();
     checkCheckpointId(checkpointId);
-    return this.#track(this.#discardIn(checkpointId));
-  }
-
-  #discardIn(checkpointId: number): Promise<DiscardOutcome> {
-    return this.#root.transaction((): DiscardOutcome => {
-      const record = this.#metadata.getBinary(checkpointId);
-      if (record === undefined) return { state: 'unknown', checkpointId };
-      let metadata: CheckpointMetadata;
-      try {
-        metadata = decodeMetadata(checkpointId, record);
-      } catch (error) {
-        if (!(error instanceof CorruptStateError)) throw error;
+    return this.#track(
+      this.#root.transaction((): DiscardOutcome => {
+        const record = this.#metadata.getBinary(checkpointId);
+        if (record === undefined) return { state: 'unknown', checkpointId };
+        let metadata: CheckpointMetadata;
+        try {
+          metadata = decodeMetadata(checkpointId, record);
+        } catch (error) {
+          if (!(error instanceof CorruptStateError)) throw error;
+          this.#metadata.remove(checkpointId);
+          this.#rebuildRefcounts();
+          return {
+            state: 'discarded',
+            checkpointId,
+            deletedChunks: 0,
+            freedBytes: 0,
+            refcountsRebuilt: true,
+          };
+        }
+        let deletedChunks = 0;
+        let freedBytes = 0;
+        for (const handle of referencedChunks(metadata)) {
+          const references = this.#refcounts.get(handle.chunkId) ?? 0;
+          if (references > 1) {
+            this.#refcounts.put(handle.chunkId, references - 1);
+            continue;
+          }
+          this.#refcounts.remove(handle.chunkId);
+          // getBinaryFast: no copy; only its documented `length` (the value's size) is used.
+          const bytes = this.#chunks.getBinaryFast(handle.chunkId);
+          if (bytes !== undefined) {
+            freedBytes += bytes.length;
+            deletedChunks++;
+            this.#chunks.remove(handle.chunkId);
+          }
+        }
         this.#metadata.remove(checkpointId);
-        this.#rebuildRefcounts();
-        return { state: 'discarded', checkpointId, deletedChunks: 0, freedBytes: 0, refcountsRebuilt: true };
-      }
-      let deletedChunks = 0;
-      let freedBytes = 0;
-      for (const handle of referencedChunks(metadata)) {
-        const references = this.#refcounts.get(handle.chunkId) ?? 0;
-        if (references > 1) {
-          this.#refcounts.put(handle.chunkId, references - 1);
-          continue;
-        }
-        this.#refcounts.remove(handle.chunkId);
-        // getBinaryFast: no copy; only its documented `length` (the value's size) is used.
-        const bytes = this.#chunks.getBinaryFast(handle.chunkId);
-        if (bytes !== undefined) {
-          freedBytes += bytes.length;
-          deletedChunks++;
-          this.#chunks.remove(handle.chunkId);
-        }
-      }
-      this.#metadata.remove(checkpointId);
-      return { state: 'discarded', checkpointId, deletedChunks, freedBytes, refcountsRebuilt: false };
-    });
+        return { state: 'discarded', checkpointId, deletedChunks, freedBytes, refcountsRebuilt: false };
+      }),
+    );
   }
 
   /** Inside a write transaction: sets every refcount from the readable metadata. O(all metadata). */
