@@ -43,6 +43,11 @@ export const SUITES: readonly SuiteEntry[] = [
     script: 'bench/state/sync-pause.ts',
     what: 'heap keyed state: sync pause at the barrier and async serialization vs a deep copy',
   },
+  {
+    name: 'keyed-access',
+    script: 'bench/state/keyed-access.ts',
+    what: 'ns per record of the keyed state access (setCurrentKey + value + update) vs a plain Map',
+  },
 ];
 
 /** The entries for `names` (all when empty); throws a RangeError naming unknown suites. */

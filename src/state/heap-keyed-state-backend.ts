@@ -246,6 +246,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       }
     }
     core.epoch = version + 1;
+    core.invalidateKeyCache();
     core.dirtyEpochs.reset(core.tables.values(), options?.checkpointId ?? newest);
     return {
       appliedChunks: applied,

@@ -35,7 +35,8 @@
  * from state across records and mutating it later, and storing one object under two keys.
  *
  * Costs: `snapshot()` is O(number of state names + pending incremental epochs), independent of
- * the number of keys; the hot path pays one comparison per access, plus, per key and epoch while
+ * the number of keys; the hot path pays one `Map` lookup per state and key switch (later accesses
+ * hit the table's cached entry) and one comparison per access, plus, per key and epoch while
  * a snapshot is live, one preimage (a copy for in-place touches) and, with incremental
  * snapshots, one dirty-set insertion.
  */
@@ -98,6 +99,11 @@ export class HeapStateCore implements KeyedStateCore {
   internalKey: unknown = undefined;
   /** The current key's group index (key group − range start); −1 before the first `setCurrentKey`. */
   groupIndex = -1;
+  /**
+   * Bumped on every key switch and bulk table change: a table's `cachedEntry` is the current key's
+   * only while its `cachedStamp` equals this (see StateTable).
+   */
+  keyStamp = 0;
 
   /** Current write epoch. Invariant: every entry's `version <= epoch`. */
   epoch = 1;
@@ -132,7 +138,13 @@ export class HeapStateCore implements KeyedStateCore {
   setCurrentKey(key: unknown): void {
     // Primitives compare by value; objects are re-hashed every time (they may have been mutated).
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
+    this.keyStamp++;
     setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName);
+  }
+
+  /** Forgets every table's cached entry; call after changing tables other than through this core. */
+  invalidateKeyCache(): void {
+    this.keyStamp++;
   }
 
   /** The table of `name`, created on first use; throws if `name` is registered with another kind. */
@@ -151,15 +163,22 @@ export class HeapStateCore implements KeyedStateCore {
 
   /**
    * The current key's entry in `table`, or undefined. An expired entry is removed (a write, so it
-   * is preserved for live snapshots) and not returned. Cost: one array index + one Map lookup,
-   * plus a clock read when the state has a TTL.
+   * is preserved for live snapshots) and not returned. Cost: one array index + one Map lookup on
+   * the first access per key switch, one comparison after (the table caches the entry), plus a
+   * clock read when the state has a TTL.
    */
   find(table: StateTable): StateEntry | undefined {
     const g = this.groupIndex;
     if (g < 0) throw new StateAccessError(`keyed state '${table.name}' accessed with no current key`);
-    const m = table.groups[g];
-    if (m === undefined) return undefined;
-    const e = m.get(this.internalKey);
+    let e: StateEntry | undefined;
+    if (table.cachedStamp === this.keyStamp) {
+      e = table.cachedEntry;
+    } else {
+      const m = table.groups[g];
+      e = m === undefined ? undefined : m.get(this.internalKey);
+      table.cachedEntry = e;
+      table.cachedStamp = this.keyStamp;
+    }
     if (e === undefined) return undefined;
     if (e.expiresAt !== Number.POSITIVE_INFINITY && e.expiresAt <= this.clock()) {
       this.removeAt(table, g, this.internalKey, e);
@@ -195,6 +214,8 @@ export class HeapStateCore implements KeyedStateCore {
       expiresAt: this.expiresAt(table),
     };
     m.set(this.internalKey, e);
+    table.cachedEntry = e;
+    table.cachedStamp = this.keyStamp;
     if (this.incremental) markDirty(table, g, this.internalKey, this.currentKey);
     return e;
   }
@@ -208,6 +229,7 @@ export class HeapStateCore implements KeyedStateCore {
   removeAt(table: StateTable, groupIndex: number, internalKey: unknown, e: StateEntry): void {
     if (e.version !== this.epoch) this.#firstTouch(table, groupIndex, internalKey, e, false);
     table.groups[groupIndex]?.delete(internalKey);
+    if (table.cachedEntry === e) table.cachedEntry = undefined;
   }
 
   #firstTouch(table: StateTable, g: number, internalKey: unknown, e: StateEntry, copy: boolean): void {

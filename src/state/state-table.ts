@@ -22,6 +22,14 @@ export class StateTable {
    * snapshot.
    */
   dirty: Map<number, Map<unknown, unknown>> = new Map();
+  /**
+   * The current key's entry (undefined: none), valid while `cachedStamp` equals the owning core's
+   * `keyStamp`: a record's second and later accesses to this state skip the `Map` lookup. The
+   * core keeps it right on insert and remove of the current key, and bumps its stamp on every key
+   * switch and bulk change (restore), which invalidates every table's cache at once.
+   */
+  cachedEntry: StateEntry | undefined = undefined;
+  cachedStamp = -1;
 
   constructor(name: string, kind: StateKind, groupCount: number) {
     this.name = name;
