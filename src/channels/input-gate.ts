@@ -21,11 +21,19 @@ export interface InputGateOptions {
    * futex wait here and a notify syscall in the producer, plus the wake-up latency (tens of µs
    * on a VM), which at one park per batch dominates the per-record cost; a short spin catches a
    * producer that is about to publish its next batch. 0 disables spinning. Default 50.
+   * The spin is adaptive: after {@link SPIN_GIVE_UP_AFTER} spins in a row that ended without
+   * data, waits park at once, and only every {@link SPIN_PROBE_EVERY}th wait spins again to find
+   * out whether the producer got faster. A consumer much faster than its producer (a CPU-heavy
+   * upstream) then stops burning up to `spinMicros` of a shared core per batch.
    */
   readonly spinMicros?: number;
 }
 
 export const DEFAULT_SPIN_MICROS = 50;
+/** Consecutive fruitless spins after which waits stop spinning (see `spinMicros`). */
+export const SPIN_GIVE_UP_AFTER = 4;
+/** While spinning is given up, one wait in this many spins again (a probe). */
+export const SPIN_PROBE_EVERY = 32;
 
 /** A frame and the index of the input channel it came from. */
 export interface GateFrame {
@@ -57,6 +65,12 @@ export class InputGate {
   /** Channel to look at first on the next poll (round-robin cursor). */
   #next = 0;
   #closedLocally = false;
+  /** Spins in a row that ended without data; ≥ SPIN_GIVE_UP_AFTER means "park at once". */
+  #fruitlessSpins = 0;
+  /** Waits that skipped the spin since the last probe. */
+  #skippedSpins = 0;
+  /** Counters: spins that found data, spins that did not, waits that skipped the spin. */
+  readonly spinStats = { hits: 0, misses: 0, skipped: 0 };
 
   constructor(
     channels: readonly (SharedArrayBuffer | RingBuffer | ChannelReader)[],
@@ -185,10 +199,21 @@ export class InputGate {
   #spinUntilReady(): boolean {
     if (this.hasReady()) return true;
     if (this.spinMicros === 0) return false;
+    if (this.#fruitlessSpins >= SPIN_GIVE_UP_AFTER && ++this.#skippedSpins < SPIN_PROBE_EVERY) {
+      this.spinStats.skipped++;
+      return false;
+    }
+    this.#skippedSpins = 0;
     const deadline = performance.now() + this.spinMicros / 1000;
     do {
-      if (this.hasReady() || this.doorbell.closed) return true;
+      if (this.hasReady() || this.doorbell.closed) {
+        this.#fruitlessSpins = 0;
+        this.spinStats.hits++;
+        return true;
+      }
     } while (performance.now() < deadline);
+    this.#fruitlessSpins++;
+    this.spinStats.misses++;
     return false;
   }
 

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'vitest';
+import { Doorbell } from '../../../src/channels/doorbell.js';
+import { InputGate, SPIN_GIVE_UP_AFTER, SPIN_PROBE_EVERY } from '../../../src/channels/input-gate.js';
 import { RingBuffer } from '../../../src/channels/ring-buffer.js';
 import { channels, drain } from './helpers.js';
 
@@ -85,5 +87,25 @@ describe('InputGate', () => {
     expect(writers[0].doorbell.stats.rings).toBe(10);
     expect(writers[0].doorbell.stats.notifies).toBe(0);
     drain(gate);
+  });
+
+  test('adaptive spin: gives up after fruitless spins, probes now and then, resumes on a hit', () => {
+    const ring = RingBuffer.allocate(4096);
+    const gate = new InputGate([ring], Doorbell.allocate(), { spinMicros: 1 });
+    // Nothing is ever published: every wait times out at once (timeout 0) after its spin, if any.
+    for (let i = 0; i < SPIN_GIVE_UP_AFTER; i++) gate.waitSync(0);
+    expect(gate.spinStats).toEqual({ hits: 0, misses: SPIN_GIVE_UP_AFTER, skipped: 0 });
+    for (let i = 0; i < SPIN_PROBE_EVERY - 1; i++) gate.waitSync(0);
+    expect(gate.spinStats.skipped).toBe(SPIN_PROBE_EVERY - 1);
+    gate.waitSync(0); // the probe
+    expect(gate.spinStats).toEqual({
+      hits: 0,
+      misses: SPIN_GIVE_UP_AFTER + 1,
+      skipped: SPIN_PROBE_EVERY - 1,
+    });
+    // Data already there returns before any spin (neither a hit nor a miss).
+    new RingBuffer(ring).tryWrite(1, new Uint8Array([1]));
+    expect(gate.waitSync(0)).toBe(true);
+    expect(gate.spinStats.hits).toBe(0);
   });
 });
