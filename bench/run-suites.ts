@@ -61,6 +61,7 @@ async function runSuite(suite: SuiteEntry, quick: boolean, tmp: string): Promise
     '--import',
     'tsx',
     suite.script,
+    ...(suite.args ?? []),
     ...(quick ? ['--quick'] : []),
     '--json',
     json,

@@ -10,6 +10,8 @@ export interface SuiteEntry {
   readonly script: string;
   /** One line for `--help` and the README. */
   readonly what: string;
+  /** Extra arguments for the script (before `--quick` / `--json`). */
+  readonly args?: readonly string[];
 }
 
 export const SUITES: readonly SuiteEntry[] = [
@@ -17,6 +19,12 @@ export const SUITES: readonly SuiteEntry[] = [
     name: 'pipeline',
     script: 'bench/pipeline/run.ts',
     what: 'end-to-end throughput of the keyed pipeline: weir (p=1/2, checkpoints off/EO/ALO) vs node:stream, RxJS, worker_threads',
+  },
+  {
+    name: 'pipeline-cpu-heavy',
+    script: 'bench/pipeline/run.ts',
+    args: ['--workload', 'cpu-heavy'],
+    what: 'the pipeline with a CPU-heavy map (JSON parse + SHA-1, ~2 µs): weir p=1/p=2 vs a single-thread loop, node:stream, worker_threads',
   },
   {
     name: 'checkpoint',

@@ -6,7 +6,9 @@
 //   sequence(0..n) → map(i => ({ key: 'k' + (i % keys), value: i * 2 })) → filter(value % 3 !== 0)
 //     → keyBy(key) → running sum in keyed ValueState (emit { key, sum }) → digest sink
 //
-// args: n (records, default 2 000 000), keys (distinct keys, default 10 000).
+// args: n (records, default 2 000 000), keys (distinct keys, default 10 000), workload ('cheap',
+// default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1).
+import { createHash } from 'node:crypto';
 import { defineJob, sources } from 'weir';
 import { reportSink, wallNow } from './report-sink.mjs';
 
@@ -52,12 +54,34 @@ function digestReporter(ctx) {
   };
 }
 
+/**
+ * `toRecordCpuHeavy` of bench/pipeline/pipeline-spec.ts in plain JavaScript (workers cannot load
+ * .ts); the runner's checksum comparison catches any drift.
+ */
+function cpuHeavyRecord(i, keys) {
+  const line = JSON.stringify({
+    user: `u${i % keys}`,
+    page: `/p/${i % 97}`,
+    value: i * 2,
+    agent: 'Mozilla/5.0 (X11; Linux x86_64) weir-bench',
+  });
+  const event = JSON.parse(line);
+  return { key: createHash('sha1').update(event.user).digest('hex').slice(0, 12), value: event.value };
+}
+
 export default defineJob((env, args) => {
   const n = Number(args.n ?? 2_000_000);
   const keys = Number(args.keys ?? 10_000);
+  const workload = args.workload ?? 'cheap';
+  if (workload !== 'cheap' && workload !== 'cpu-heavy')
+    throw new RangeError(`unknown workload '${workload}'`);
   env
     .fromSource(sources.sequence({ from: 0, to: n }), 'sequence')
-    .map((i) => ({ key: `k${i % keys}`, value: i * 2 }))
+    .map(
+      workload === 'cpu-heavy'
+        ? (i) => cpuHeavyRecord(i, keys)
+        : (i) => ({ key: `k${i % keys}`, value: i * 2 }),
+    )
     .name('map')
     .filter((r) => r.value % 3 !== 0)
     .name('filter')

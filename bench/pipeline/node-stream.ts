@@ -14,7 +14,7 @@
 import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PipelineCase } from './pipeline-case.js';
-import { type KeyedRecord, type KeyedSum, keep, toRecord } from './pipeline-spec.js';
+import { type KeyedRecord, type KeyedSum, keep, mapperFor, type Workload } from './pipeline-spec.js';
 import { DiscardSink, RunningSum } from './running-sum.js';
 import { checksumOf } from './sum-digest.js';
 
@@ -36,8 +36,11 @@ function sequenceSource(n: number, batchSize: number): Readable {
   });
 }
 
-export function nodeStreamCase(options: { name?: string; batchSize?: number } = {}): PipelineCase {
+export function nodeStreamCase(
+  options: { name?: string; batchSize?: number; workload?: Workload } = {},
+): PipelineCase {
   const batchSize = options.batchSize ?? 256;
+  const toRecord = mapperFor(options.workload ?? 'cheap');
   return {
     name: options.name ?? `node:stream (batch ${batchSize})`,
     async run(n) {

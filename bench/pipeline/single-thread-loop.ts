@@ -5,11 +5,15 @@
  */
 
 import type { PipelineCase } from './pipeline-case.js';
-import { keep, toRecord } from './pipeline-spec.js';
+import { keep, mapperFor, type Workload } from './pipeline-spec.js';
 import { DiscardSink, RunningSum } from './running-sum.js';
 import { checksumOf } from './sum-digest.js';
 
-export function singleThreadLoopCase(name = 'single-thread loop'): PipelineCase {
+export function singleThreadLoopCase(
+  name = 'single-thread loop',
+  workload: Workload = 'cheap',
+): PipelineCase {
+  const toRecord = mapperFor(workload);
   return {
     name,
     async run(n) {

@@ -15,7 +15,7 @@
 import type { CheckpointingOptions } from 'weir';
 import { checkpointLabel, runWeirJob } from '../harness/weir-job-run.js';
 import type { PipelineCase, PipelineResult } from './pipeline-case.js';
-import { KEY_COUNT } from './pipeline-spec.js';
+import { KEY_COUNT, type Workload } from './pipeline-spec.js';
 import { checksumOf, mergeDigests, type SumDigest } from './sum-digest.js';
 
 export const KEYED_SUM_JOB = new URL('../jobs/keyed-sum-job.mjs', import.meta.url);
@@ -35,6 +35,8 @@ export interface WeirCaseOptions {
   readonly checkpointing?: Pick<CheckpointingOptions, 'interval' | 'mode'>;
   /** Distinct keys (default: the pipeline's 10 000). */
   readonly keys?: number;
+  /** The `map` the job runs (default `cheap`). */
+  readonly workload?: Workload;
 }
 
 /** The timing and checksum of one run, from the sink reports. */
@@ -63,7 +65,7 @@ export function weirCase(options: WeirCaseOptions): PipelineCase {
         KEYED_SUM_JOB,
         {
           parallelism,
-          args: { n: String(n), keys: String(keys) },
+          args: { n: String(n), keys: String(keys), workload: options.workload ?? 'cheap' },
           ...(checkpointing ? { checkpointing } : {}),
         },
         { reportSink: 'digest' },

@@ -17,6 +17,7 @@
 
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { PipelineCase, PipelineResult } from './pipeline-case.js';
+import type { Workload } from './pipeline-spec.js';
 import { checksumOf, mergeDigests, type SumDigest } from './sum-digest.js';
 import type {
   FromWorkerControl,
@@ -38,6 +39,8 @@ export interface WorkerThreadsOptions {
   readonly maxInFlight?: number;
   /** The sum worker acks after this many batches (default 4; must be ≤ maxInFlight). */
   readonly ackEvery?: number;
+  /** The sources' `map` (default `cheap`). */
+  readonly workload?: Workload;
 }
 
 const SHIM = new URL('./workers/load-ts.mjs', import.meta.url);
@@ -116,6 +119,7 @@ export function workerThreadsCase(options: WorkerThreadsOptions = {}): PipelineC
             entry: SOURCE_ENTRY,
             ...split(n, sources, s),
             batchSize,
+            workload: options.workload ?? 'cheap',
             maxInFlight,
             ports: channels[s].map((ch) => ch.port1),
           },

@@ -10,7 +10,7 @@
  */
 
 import type { MessagePort } from 'node:worker_threads';
-import type { KeyedRecord } from '../pipeline-spec.js';
+import type { KeyedRecord, Workload } from '../pipeline-spec.js';
 import type { SumDigest } from '../sum-digest.js';
 
 export type DataMessage =
@@ -33,6 +33,8 @@ export interface SourceWorkerData {
   readonly from: number;
   readonly to: number;
   readonly batchSize: number;
+  /** Which `map` the source runs (pipeline-spec.ts). */
+  readonly workload: Workload;
   /** Batches a source may have sent to one sum worker and not yet seen acknowledged. */
   readonly maxInFlight: number;
   /** One port per sum worker, index = partition. */

@@ -9,7 +9,7 @@
  */
 
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { type KeyedRecord, keep, toRecord } from '../pipeline-spec.js';
+import { type KeyedRecord, keep, mapperFor } from '../pipeline-spec.js';
 import { fnv1a } from '../sum-digest.js';
 import {
   type AckMessage,
@@ -44,6 +44,7 @@ function runSourceWorker(data: SourceWorkerData): void {
   }
 
   async function produce(): Promise<void> {
+    const toRecord = mapperFor(data.workload);
     const batches: KeyedRecord[][] = ports.map(() => []);
     for (let i = data.from; i < data.to; i++) {
       const record = toRecord(i);
