@@ -58,7 +58,7 @@ export class AligningBarrierHandler implements BarrierHandler {
   }
 
   onEndOfPartition(channelIndex: number): void {
-    this.#apply(alignmentOnEndOfPartition(this.#state, channelIndex));
+    this.#apply(alignmentOnEndOfPartition(this.#state, channelIndex, this.#clock.now()));
   }
 
   pendingCheckpoints(): readonly PendingBarrierCheckpoint[] {

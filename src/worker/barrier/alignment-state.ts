@@ -8,7 +8,7 @@
  * - `collecting-barriers`: barrier `barrier.checkpointId` arrived on `seenChannels`, which are
  *   exactly the blocked channels; waiting for it on every other live channel.
  *
- * Rules (Flink's SingleCheckpointBarrierHandler with checkpoints-after-tasks-finish disabled):
+ * Rules (Flink's SingleCheckpointBarrierHandler with checkpoints after tasks finish enabled):
  * - Barrier `id` on channel c, `id` newer than anything seen: start aligning — block c, or
  *   trigger at once when c is the only live channel (a one-input task never blocks).
  * - The barrier of the checkpoint being aligned on c: block c; when it has arrived on every live
@@ -21,16 +21,19 @@
  *   For a newer checkpoint: abort the one being aligned ('subsumed'), then abort the newer one
  *   (origin 'upstream') so downstream tasks learn of it, and ignore its barriers from now on.
  *   For an older or finished one: ignored (every upstream sends one per channel).
- * - EndOfPartition while aligning: abort the checkpoint ('end-of-input'), unblock. The ended
- *   channel no longer counts for later checkpoints. Choice: this is Flink's behaviour without
- *   FLIP-147; with it, an ended channel would count as aligned and the checkpoint could
- *   complete. weir takes its final checkpoint after end of input directly on every task, so
- *   nothing is lost by aborting the in-flight one.
+ * - EndOfPartition while aligning: the ended channel counts as aligned (Flink's FLIP-147,
+ *   checkpoints after tasks finish). Everything its producer sent precedes the end, and that
+ *   producer's snapshot of this checkpoint is its final state (taken directly, as a finished
+ *   task, without a barrier), so the cut is consistent. When the barrier has then arrived on
+ *   every channel still live, trigger and unblock; otherwise keep collecting. Ended channels
+ *   never count again. (Before FLIP-147 the checkpoint was aborted, which stopped every
+ *   checkpoint after the first producer ended: one source subtask without input was enough.)
  * - Protocol violations (see {@link acceptBarrier}) throw before any effect.
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
 import { assertNever } from '../../channels/frame.js';
+import { BarrierProtocolError } from '../../errors.js';
 import type { BarrierEffect } from './barrier-effect.js';
 import {
   acceptBarrier,
@@ -166,24 +169,39 @@ export function alignmentOnCancelMarker(
   }
 }
 
-export function alignmentOnEndOfPartition(state: AlignmentState, channelIndex: number): AlignmentTransition {
+export function alignmentOnEndOfPartition(
+  state: AlignmentState,
+  channelIndex: number,
+  nowMs: number,
+): AlignmentTransition {
   const channels = endChannel(state.channels, channelIndex);
   switch (state.state) {
     case 'waiting-for-first-barrier':
       return { next: { ...state, channels }, effects: [] };
-    case 'collecting-barriers':
+    case 'collecting-barriers': {
+      if (state.seenChannels.has(channelIndex)) {
+        // The gate never reads a blocked channel, and a channel is blocked once it delivered
+        // the barrier: its end can only come after the checkpoint triggered.
+        throw new BarrierProtocolError(
+          channelIndex,
+          state.barrier.checkpointId,
+          'end of partition arrived on a channel blocked for alignment',
+        );
+      }
+      if (state.seenChannels.size < liveChannelCount(channels))
+        return { next: { ...state, channels }, effects: [] };
       return {
         next: { state: 'waiting-for-first-barrier', channels, latestCheckpointId: state.latestCheckpointId },
         effects: [
           {
-            kind: 'abort-checkpoint',
-            checkpointId: state.barrier.checkpointId,
-            reason: 'end-of-input',
-            origin: 'this-task',
+            kind: 'trigger-checkpoint',
+            barrier: state.barrier,
+            metrics: metricsOf(state.barrier, state.startTimeMs, nowMs),
           },
           ...unblockAll(state.seenChannels),
         ],
       };
+    }
     default:
       return assertNever(state, 'alignment state');
   }

@@ -19,8 +19,10 @@
  *   (origin 'upstream'), and abort ('subsumed') the older pending checkpoints c did not deliver
  *   (c passed them, so they can never complete). Older ones c did deliver may still complete;
  *   Flink aborts them too, which loses checkpoints for no reason.
- * - EndOfPartition on c: abort ('end-of-input') every pending checkpoint c did not deliver, as
- *   the aligning handler does; c no longer counts. Pending checkpoints c did deliver stay valid.
+ * - EndOfPartition on c: c no longer counts, for pending checkpoints too (FLIP-147, checkpoints
+ *   after tasks finish): its producer snapshotted them as a finished task, with its final state,
+ *   so every record c carried is covered. A pending checkpoint that now has an event from every
+ *   live channel settles. (Before, the ones c did not deliver were aborted.)
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
@@ -132,18 +134,13 @@ export function trackingOnCancelMarker(
 
 export function trackingOnEndOfPartition(state: TrackingState, channelIndex: number): TrackingTransition {
   const channels = endChannel(state.channels, channelIndex);
-  const effects: BarrierEffect[] = [];
   const pending = state.pending.map((p): TrackedCheckpoint => {
-    if (p.channels.has(channelIndex)) {
-      const rest = new Set(p.channels);
-      rest.delete(channelIndex);
-      return { ...p, channels: rest };
-    }
-    if (p.aborted) return p;
-    effects.push(abortEffect(p.checkpointId, 'end-of-input', 'this-task'));
-    return { ...p, aborted: true };
+    if (!p.channels.has(channelIndex)) return p;
+    const rest = new Set(p.channels);
+    rest.delete(channelIndex);
+    return { ...p, channels: rest };
   });
-  return settle({ ...state, channels, pending }, effects);
+  return settle({ ...state, channels, pending }, []);
 }
 
 /**
@@ -176,7 +173,7 @@ function settle(state: TrackingState, effects: BarrierEffect[]): TrackingTransit
 
 function abortEffect(
   checkpointId: number,
-  reason: 'declined' | 'subsumed' | 'end-of-input',
+  reason: 'declined' | 'subsumed',
   origin: 'this-task' | 'upstream',
 ): BarrierEffect {
   return { kind: 'abort-checkpoint', checkpointId, reason, origin };

@@ -30,9 +30,10 @@
  * - A barrier not newer than the latest seen: a leftover; ignored.
  * - Cancel marker for the recording checkpoint: abort (origin upstream). For a newer one: abort
  *   the current ('subsumed'), then the newer ('upstream'). Older: ignored.
- * - EndOfPartition while recording: abort ('end-of-input'), as the aligning handler does: the
- *   upstream task that ended can no longer acknowledge, and weir's final checkpoint after end of
- *   input covers everything.
+ * - EndOfPartition on a recording channel: it counts as having delivered the barrier (FLIP-147,
+ *   checkpoints after tasks finish): its producer snapshotted this checkpoint as a finished task,
+ *   with its final state, so every record it sent and this task has not processed before the
+ *   cut is in flight — already recorded. Stop recording it; on the last one: finish.
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
@@ -155,18 +156,19 @@ export function unalignedOnEndOfPartition(state: UnalignedState, channelIndex: n
   switch (state.state) {
     case 'idle':
       return { next: { ...state, channels }, effects: [] };
-    case 'recording':
-      return {
-        next: { state: 'idle', channels, latestCheckpointId: state.latestCheckpointId },
-        effects: [
-          {
-            kind: 'abort-checkpoint',
-            checkpointId: state.barrier.checkpointId,
-            reason: 'end-of-input',
-            origin: 'this-task',
-          },
-        ],
-      };
+    case 'recording': {
+      // A channel that already delivered the barrier just ends: its in-flight data is complete.
+      if (!state.recording.has(channelIndex)) return { next: { ...state, channels }, effects: [] };
+      const current = state.barrier.checkpointId;
+      const recording = new Set(state.recording);
+      recording.delete(channelIndex);
+      const effects: BarrierEffect[] = [{ kind: 'stop-channel-state', checkpointId: current, channelIndex }];
+      if (recording.size === 0) {
+        effects.push({ kind: 'finish-channel-state', checkpointId: current });
+        return { next: { state: 'idle', channels, latestCheckpointId: current }, effects };
+      }
+      return { next: { ...state, channels, recording }, effects };
+    }
     default:
       return assertNever(state, 'unaligned state');
   }

@@ -65,20 +65,16 @@ describe('AligningBarrierHandler: random interleavings', () => {
     );
   });
 
-  it('with ends of partition: every checkpoint seen is settled exactly once; all-channel ones trigger', () => {
+  it('with ends of partition: an ended channel counts as aligned, so every checkpoint seen triggers, in order, none aborts', () => {
     fc.assert(
       fc.property(endingScripts, fc.integer(), (g, seed) => {
         const { actions, result } = run(g, seed);
         expect(result.deadlocked).toBe(false);
         expect(result.violations).toEqual([]);
-        const settled = [
-          ...result.triggered.map((id) => ({ id, how: 'trigger' })),
-          ...actions.aborted.map((a) => ({ id: a.checkpointId, how: a.reason })),
-        ].sort((a, b) => a.id - b.id);
-        expect(settled.map((s) => s.id)).toEqual(barrierSomewhere(g));
-        for (const s of settled) expect(['trigger', 'end-of-input']).toContain(s.how);
-        for (const id of everywhereBarriers(g)) expect(result.triggered).toContain(id);
-        expect([...result.triggered].sort((a, b) => a - b)).toEqual(result.triggered);
+        // Channel c carries barriers 1..e_c: a channel delivering k+1 already delivered (and is
+        // blocked at) k, so nothing subsumes k; a channel without k ends before it.
+        expect(result.triggered).toEqual(barrierSomewhere(g));
+        expect(actions.aborted).toEqual([]);
         expect(actions.blocked.size).toBe(0);
       }),
       { seed: SEED, numRuns: RUNS },

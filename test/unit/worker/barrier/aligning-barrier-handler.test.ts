@@ -123,17 +123,38 @@ describe('AligningBarrierHandler: scripted sequences', () => {
     expect(handler.latestCheckpointId).toBe(2);
   });
 
-  it('end of partition during alignment aborts the checkpoint with end-of-input; ended channels no longer count', () => {
+  it('end of partition during alignment counts as aligned (FLIP-147): the last missing channel ending triggers', () => {
     const { actions, handler } = setup(3);
     handler.onBarrier(0, barrier(1));
     handler.onBarrier(1, barrier(1));
     actions.take();
     handler.onEndOfPartition(2);
-    expect(actions.take()).toEqual(['abort 1 end-of-input this-task', 'unblock 0', 'unblock 1']);
-    // Leftover barrier 1 is ignored; checkpoint 2 needs only channels 0 and 1.
+    expect(actions.take()).toEqual(['trigger 1', 'unblock 0', 'unblock 1']);
+    // The ended channel no longer counts: checkpoint 2 needs only channels 0 and 1.
     handler.onBarrier(0, barrier(2));
     handler.onBarrier(1, barrier(2));
     expect(actions.take()).toEqual(['block 0', 'trigger 2', 'unblock 0']);
+  });
+
+  it('end of partition during alignment keeps collecting while another live channel still owes the barrier', () => {
+    const { actions, handler } = setup(3);
+    handler.onBarrier(0, barrier(1));
+    actions.take();
+    handler.onEndOfPartition(2);
+    expect(actions.take()).toEqual([]);
+    expect(handler.blockedChannels()).toEqual([0]);
+    expect(handler.pendingCheckpoints().map((p) => p.checkpointId)).toEqual([1]);
+    handler.onBarrier(1, barrier(1));
+    expect(actions.take()).toEqual(['trigger 1', 'unblock 0']);
+  });
+
+  it('end of partition on a channel blocked for alignment is a protocol error, thrown before any effect', () => {
+    const { actions, handler } = setup(2);
+    handler.onBarrier(0, barrier(1));
+    actions.take();
+    expect(() => handler.onEndOfPartition(0)).toThrow(BarrierProtocolError);
+    expect(actions.take()).toEqual([]);
+    expect(handler.blockedChannels()).toEqual([0]);
   });
 
   it('end of partition while waiting aborts nothing; with one live channel left, barriers trigger at once', () => {

@@ -22,7 +22,7 @@ describe('alignment state machine', () => {
     expect(a.effects).toEqual([{ kind: 'block-channel', channelIndex: 0 }]);
   });
 
-  it('returns to waiting-for-first-barrier after a trigger, an abort by cancel, and an end of partition', () => {
+  it('returns to waiting-for-first-barrier after a trigger, an abort by cancel, and the ends of the channels that owed the barrier', () => {
     const collecting = alignmentOnBarrier(initialAlignmentState(3), 1, barrier(7), 0).next;
     expect(alignmentOnBarrier(collecting, 0, barrier(7), 1).next.state).toBe('collecting-barriers');
     const triggered = alignmentOnBarrier(
@@ -38,8 +38,20 @@ describe('alignment state machine', () => {
       'unblock-channel',
     ]);
     expect(alignmentOnCancelMarker(collecting, 0, 7).next.state).toBe('waiting-for-first-barrier');
-    const ended = alignmentOnEndOfPartition(collecting, 0);
-    expect(ended.next).toMatchObject({ state: 'waiting-for-first-barrier', latestCheckpointId: 7 });
-    expect(ended.next.channels.ended.has(0)).toBe(true);
+    // Channel 1 delivered barrier 7; channel 0 ends (counts as aligned), channel 2 still owes it.
+    const oneEnded = alignmentOnEndOfPartition(collecting, 0, 3);
+    expect(oneEnded.next).toMatchObject({ state: 'collecting-barriers', latestCheckpointId: 7 });
+    expect(oneEnded.effects).toEqual([]);
+    expect(oneEnded.next.channels.ended.has(0)).toBe(true);
+    const bothEnded = alignmentOnEndOfPartition(oneEnded.next, 2, 4);
+    expect(bothEnded.next).toMatchObject({ state: 'waiting-for-first-barrier', latestCheckpointId: 7 });
+    expect(bothEnded.effects).toEqual([
+      {
+        kind: 'trigger-checkpoint',
+        barrier: barrier(7),
+        metrics: { alignmentDurationMs: 4, checkpointStartDelayMs: 0 },
+      },
+      { kind: 'unblock-channel', channelIndex: 1 },
+    ]);
   });
 });

@@ -75,19 +75,29 @@ describe('TrackingBarrierHandler: scripted sequences', () => {
     expect(handler.pendingCheckpoints()).toEqual([]);
   });
 
-  it('end of partition aborts the pending checkpoints the channel did not deliver; ended channels no longer count', () => {
+  it('end of partition: the ended channel stops counting for pending checkpoints too (FLIP-147), none aborts', () => {
     const { actions, handler } = setup(3);
     handler.onBarrier(0, barrier(1));
     handler.onBarrier(1, barrier(1));
     handler.onBarrier(1, barrier(2));
-    handler.onEndOfPartition(0); // channel 0 delivered 1 (still valid), not 2
-    expect(actions.take()).toEqual(['abort 2 end-of-input this-task']);
+    handler.onEndOfPartition(0); // channel 0 delivered 1, not 2: both still wait for channel 2
+    expect(actions.take()).toEqual([]);
     handler.onBarrier(2, barrier(1));
     expect(actions.take()).toEqual(['trigger 1']);
-    handler.onBarrier(2, barrier(2)); // swallowed: 2 was aborted
+    handler.onBarrier(2, barrier(2));
+    expect(actions.take()).toEqual(['trigger 2']);
     handler.onBarrier(1, barrier(3));
     handler.onBarrier(2, barrier(3));
     expect(actions.take()).toEqual(['trigger 3']);
+  });
+
+  it('end of the last channel that owed a barrier settles the pending checkpoint', () => {
+    const { actions, handler } = setup(2);
+    handler.onBarrier(0, barrier(1));
+    expect(actions.take()).toEqual([]);
+    handler.onEndOfPartition(1);
+    expect(actions.take()).toEqual(['trigger 1']);
+    expect(handler.pendingCheckpoints()).toEqual([]);
   });
 
   it('triggers at once with one live input', () => {
