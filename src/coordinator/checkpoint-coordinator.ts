@@ -19,6 +19,10 @@
  *
  * Timers: at most one periodic-trigger timer, plus one timeout timer per acknowledging
  * checkpoint. `stop()` clears all of them synchronously.
+ *
+ * Tasks that finished their input ({@link taskInputEnded}) keep taking part (FLIP-147, see
+ * checkpoint-plan.ts): periodic checkpoints go on until every source has ended, trigger the
+ * ended tasks directly, and still wait for every task's acknowledgement.
  */
 
 import { assertNever } from '../channels/frame.js';
@@ -34,6 +38,7 @@ import {
 } from './checkpoint-coordinator-options.js';
 import { CheckpointFailureManager } from './checkpoint-failure-manager.js';
 import type { CheckpointKind } from './checkpoint-kind.js';
+import { allSourcesEnded, calculateCheckpointPlan, lateTriggersOnInputEnd } from './checkpoint-plan.js';
 import {
   decideTrigger,
   type TriggerDecision,
@@ -50,8 +55,10 @@ export const NO_CHECKPOINT_ID = -1;
 /** How the coordinator reaches the tasks. Calls may return a promise; a rejection is handled. */
 export interface CheckpointGateway {
   /**
-   * Start checkpoint `checkpointId` on `tasks` (task keys): the source tasks, or every task for a
-   * `final` checkpoint. A throw or rejection aborts the checkpoint as `'task-failure'`.
+   * Start checkpoint `checkpointId` on `tasks` (task keys), directly: the running sources and the
+   * tasks whose input ended (see checkpoint-plan.ts), or every task for a `final` checkpoint. A
+   * task whose input ended later is triggered by a second call naming only it. A throw or
+   * rejection aborts the checkpoint as `'task-failure'`.
    */
   triggerSources(
     checkpointId: number,
@@ -113,6 +120,8 @@ interface PendingEntry {
   timeout: TimerHandle | undefined;
   /** All tasks acknowledged and `commit` is running. */
   committing: boolean;
+  /** Tasks triggered directly; only grows. */
+  readonly triggered: Set<string>;
   readonly waiters: Waiter[];
 }
 
@@ -142,6 +151,11 @@ export class CheckpointCoordinator {
   #tasksToAck: readonly string[] = [];
   /** Tasks of the current deployment whose thread ended: they acknowledge nothing any more. */
   readonly #finishedTasks = new Set<string>();
+  /**
+   * Tasks of the current deployment that reported end of input: alive until the final
+   * checkpoint, triggered directly by every checkpoint (FLIP-147).
+   */
+  readonly #inputEnded = new Set<string>();
 
   constructor(options: CheckpointCoordinatorOptions, deps: CheckpointCoordinatorDeps) {
     this.options = resolveCheckpointCoordinatorOptions(options);
@@ -203,10 +217,10 @@ export class CheckpointCoordinator {
     this.#tasksToTrigger = [...tasksToTrigger];
     this.#tasksToAck = [...new Set(tasksToAck)];
     this.#finishedTasks.clear();
+    this.#inputEnded.clear();
     this.#reschedule();
   }
 
-  /** Every source reached the end of its input: no more periodic checkpoints, only a `final` one. */
   /**
    * Stops periodic checkpoints for good (forced ones still run): stop-with-savepoint, so that no
    * checkpoint after the savepoint completes and commits output the savepoint does not cover.
@@ -216,6 +230,10 @@ export class CheckpointCoordinator {
     this.#reschedule();
   }
 
+  /**
+   * Forces "every source reached the end of its input" (no more periodic checkpoints, only a
+   * `final` one). {@link taskInputEnded} derives the same once every source reported its end.
+   */
   setSourcesFinished(finished: boolean): void {
     this.#sourcesFinished = finished;
     this.#reschedule();
@@ -301,6 +319,30 @@ export class CheckpointCoordinator {
     }
   }
 
+  /**
+   * A task of the current deployment reached the end of its input and stays alive, quiescent,
+   * until the final checkpoint. Later checkpoints trigger it directly; acknowledging ones that it
+   * still owes and never triggered it are triggered now ({@link lateTriggersOnInputEnd}).
+   * Periodic checkpoints continue until every source has ended. Idempotent.
+   */
+  taskInputEnded(taskKey: string): void {
+    if (this.#inputEnded.has(taskKey)) return;
+    this.#inputEnded.add(taskKey);
+    const acknowledging = [...this.#pending.values()]
+      .filter((e) => !e.committing)
+      .map((e) => ({
+        checkpointId: e.checkpoint.checkpointId,
+        notYetAcknowledged: e.checkpoint.notYetAcknowledged,
+        triggered: e.triggered,
+      }));
+    for (const checkpointId of lateTriggersOnInputEnd(taskKey, acknowledging)) {
+      const entry = this.#pending.get(checkpointId);
+      // An earlier trigger of this loop may have aborted it (a throwing gateway).
+      if (entry !== undefined && !entry.committing) this.#triggerTasks(entry, [taskKey]);
+    }
+    this.#reschedule();
+  }
+
   // ------------------------------------------------------------------ triggering
 
   #decide(kind: CheckpointKind): TriggerDecision {
@@ -308,7 +350,7 @@ export class CheckpointCoordinator {
       kind,
       nowMs: this.#clock.now(),
       jobRunning: this.#running && this.#tasksToTrigger.length > 0 && this.#tasksToAck.length > 0,
-      sourcesFinished: this.#sourcesFinished,
+      sourcesFinished: this.#sourcesFinished || allSourcesEnded(this.#tasksToTrigger, this.#inputEnded),
       periodicSuspended: this.#periodicSuspended,
       pendingCount: this.#pending.size,
       lastTriggerMs: this.#lastTriggerMs,
@@ -349,15 +391,22 @@ export class CheckpointCoordinator {
     const checkpointId = this.#nextCheckpointId++;
     const timestamp = this.#clock.now();
     this.#lastTriggerMs = timestamp;
+    const plan = calculateCheckpointPlan({
+      kind,
+      tasks: this.#tasksToAck,
+      sources: this.#tasksToTrigger,
+      inputEnded: this.#inputEnded,
+    });
     const entry: PendingEntry = {
       checkpoint: new PendingCheckpoint({
         checkpointId,
         timestamp,
         kind,
-        tasksToAcknowledge: this.#tasksToAck,
+        tasksToAcknowledge: plan.tasksToAcknowledge,
       }),
       timeout: undefined,
       committing: false,
+      triggered: new Set(),
       waiters: waiter === undefined ? [] : [waiter],
     };
     // Registered before the gateway runs: a gateway may acknowledge or decline synchronously.
@@ -371,7 +420,13 @@ export class CheckpointCoordinator {
       this.#abort(entry, 'end-of-input', `task ${gone} finished before acknowledging`);
       return;
     }
-    const tasks = kind === 'final' ? this.#tasksToAck : this.#tasksToTrigger;
+    this.#triggerTasks(entry, plan.tasksToTrigger);
+  }
+
+  /** Triggers `tasks` directly for an acknowledging checkpoint; a failure aborts it. */
+  #triggerTasks(entry: PendingEntry, tasks: readonly string[]): void {
+    const { checkpointId, timestamp, kind } = entry.checkpoint;
+    for (const t of tasks) entry.triggered.add(t);
     try {
       const result = this.#gateway.triggerSources(checkpointId, timestamp, tasks, kind);
       if (isPromiseLike(result)) {

@@ -4,10 +4,13 @@
  * coordinator's decisions on the current execution (trigger, notify), routes task events to it,
  * commits checkpoint metadata to storage, and plans each restore.
  *
- * Bounded jobs: the first source to end its input stops periodic checkpoints; once every task
- * reported end of input, the final checkpoint is triggered on all tasks directly (every channel
- * is drained, so no barrier is needed). Its completion lets the tasks exit, two-phase-commit
- * sinks having committed their last transaction.
+ * Bounded jobs: a task that ended its input stays alive and keeps acknowledging checkpoints
+ * with its final state (triggered directly, see checkpoint-plan.ts), so periodic checkpoints,
+ * and the commits of two-phase-commit sinks, go on while other sources still read. Once every
+ * source ended, periodic checkpoints stop; once every task reported end of input, the final
+ * checkpoint is triggered on all tasks directly (every channel is drained, so no barrier is
+ * needed). Its completion lets the tasks exit, two-phase-commit sinks having committed their
+ * last transaction.
  */
 
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -280,7 +283,9 @@ export class JobCheckpointing {
         break;
       case 'input-ended':
         this.#inputEnded.add(task.key);
-        if (task.isSource) this.#coordinator.setSourcesFinished(true);
+        // Periodic checkpoints go on, triggering this task directly (FLIP-147), until every
+        // source has ended.
+        this.#coordinator.taskInputEnded(task.key);
         if (this.#execution && this.#inputEnded.size === this.#execution.tasks.length) this.#triggerFinal();
         break;
       case 'finished':

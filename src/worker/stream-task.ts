@@ -13,8 +13,9 @@
  * End of input (see docs/architecture.md, "Bounded jobs"): a task whose inputs have all ended
  * (or whose source ended) finishes its operators, emits EndOfPartition, and reports
  * `input-ended`. Without checkpointing it then exits. With checkpointing it stays alive,
- * quiescent, until the coordinator's final checkpoint (triggered directly on every task) has
- * completed, so two-phase-commit sinks commit their last transaction; then it exits.
+ * quiescent, acknowledging every later checkpoint with its final state (triggered directly,
+ * FLIP-147), until the coordinator's final checkpoint has completed, so two-phase-commit sinks
+ * commit their last transaction; then it exits.
  *
  * This file is long because the loop, its control commands and the snapshot path share the
  * task's state; each piece is small.
@@ -132,6 +133,12 @@ export class StreamTask implements BarrierHandlerActions {
   #lastCompleted = -1;
   /** Id of the checkpoint taken directly after end of input (the final one), once taken. */
   #finalCheckpointId: number | null = null;
+  /**
+   * Highest checkpoint id this task snapshotted or aborted; -1 before any. After end of input the
+   * coordinator may trigger a checkpoint the task already took through a barrier (it cannot tell
+   * whether the barrier got here before the end): such a trigger is ignored.
+   */
+  #latestCheckpointId = -1;
   /** Async snapshot parts still running; the task waits for them before it exits. */
   readonly #asyncParts = new Set<Promise<void>>();
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
@@ -408,11 +415,11 @@ export class StreamTask implements BarrierHandlerActions {
       unaligned: this.#o.checkpointing?.unaligned ?? false,
     };
     if (this.#inputEnded) {
-      // Every channel is drained: nothing to align, no one to forward a barrier to. Only the
-      // coordinator's `final` checkpoint lets the task exit once it completes. A periodic
-      // trigger can reach a source whose input just ended (sent before the coordinator saw
-      // `input-ended`): it is served too, but exiting after it would leave the final checkpoint
-      // waiting for a task that is gone.
+      // Every channel is drained: nothing to align, no one to forward a barrier to (FLIP-147:
+      // the snapshot is the task's final state, and consumers count the ended channel as
+      // aligned). Periodic checkpoints trigger ended tasks so, until the final one; only the
+      // final one lets the task exit once it completes.
+      if (checkpointId <= this.#latestCheckpointId) return; // taken (or aborted) through a barrier
       if (final) this.#finalCheckpointId = checkpointId;
       this.#performCheckpoint(barrier, 0, false);
     } else if (this.#source) {
@@ -456,6 +463,7 @@ export class StreamTask implements BarrierHandlerActions {
   }
 
   abortCheckpoint(checkpointId: number, reason: CheckpointFailureReason, origin: AbortOrigin): void {
+    this.#latestCheckpointId = Math.max(this.#latestCheckpointId, checkpointId);
     // An unaligned checkpoint's async part is waiting for its channel state: it ends silently.
     this.#o.channelState?.abort(checkpointId);
     // An upstream abort was already declined by the task that decided it.
@@ -478,6 +486,7 @@ export class StreamTask implements BarrierHandlerActions {
     channelState: Promise<ChannelStateBatch[] | null> | null = null,
   ): void {
     const t0 = performance.now();
+    this.#latestCheckpointId = Math.max(this.#latestCheckpointId, barrier.checkpointId);
     const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
     for (const op of this.#o.chain.operators)
       snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });

@@ -236,6 +236,94 @@ describe('CheckpointCoordinator: tasks that finished', () => {
   });
 });
 
+describe('CheckpointCoordinator: checkpoints after tasks finish (FLIP-147)', () => {
+  it('periodic checkpoints go on after a source ended: it is triggered directly and its final state acknowledged', async () => {
+    const t = setup();
+    t.coordinator.start();
+    t.coordinator.taskInputEnded('1/1');
+    t.clock.advance(100);
+    expect(t.triggered).toEqual([{ id: 1, timestamp: 100, tasks: SOURCES, kind: 'periodic' }]);
+    t.ackAll(1);
+    await flushPromises();
+    expect(t.completed.map((c) => c.checkpointId)).toEqual([1]);
+    expect(t.completed[0].taskStates).toEqual({ '1/0': 'h', '1/1': 'h', '2/0': 'h' });
+    t.clock.advance(100);
+    expect(t.triggered.map((x) => x.id)).toEqual([1, 2]);
+  });
+
+  it('a non-source task whose input ended is triggered directly by later checkpoints', () => {
+    const t = setup();
+    t.coordinator.start();
+    t.coordinator.taskInputEnded('2/0');
+    t.clock.advance(100);
+    expect(t.triggered).toEqual([{ id: 1, timestamp: 100, tasks: ALL, kind: 'periodic' }]);
+  });
+
+  it('a task that ends its input while it still owes a checkpoint is triggered for it then, once', async () => {
+    const t = setup();
+    t.coordinator.start();
+    t.clock.advance(100); // checkpoint 1: sources only
+    t.clock.advance(30);
+    t.coordinator.taskInputEnded('2/0');
+    expect(t.triggered).toEqual([
+      { id: 1, timestamp: 100, tasks: SOURCES, kind: 'periodic' },
+      { id: 1, timestamp: 100, tasks: ['2/0'], kind: 'periodic' },
+    ]);
+    t.coordinator.taskInputEnded('2/0'); // idempotent
+    expect(t.triggered).toHaveLength(2);
+    t.ackAll(1);
+    await flushPromises();
+    expect(t.completed.map((c) => c.checkpointId)).toEqual([1]);
+  });
+
+  it('a task that acknowledged before its input ended is not triggered again', () => {
+    const t = setup();
+    t.coordinator.start();
+    t.clock.advance(100);
+    expect(t.coordinator.receiveAcknowledge('2/0', 1, ack())).toBe('success');
+    t.coordinator.taskInputEnded('2/0');
+    expect(t.triggered).toHaveLength(1);
+  });
+
+  it('periodic checkpoints stop once every source ended; the final checkpoint still runs on every task', async () => {
+    const t = setup();
+    t.coordinator.start();
+    t.coordinator.taskInputEnded('1/0');
+    t.clock.advance(100);
+    expect(t.triggered.map((x) => x.id)).toEqual([1]);
+    t.ackAll(1);
+    await flushPromises();
+    t.coordinator.taskInputEnded('1/1');
+    t.clock.advance(1000);
+    expect(t.triggered.map((x) => x.id)).toEqual([1]);
+    await expect(t.coordinator.triggerCheckpoint('manual')).rejects.toMatchObject({ reason: 'end-of-input' });
+    t.coordinator.taskInputEnded('2/0');
+    const final = t.coordinator.triggerCheckpoint('final');
+    expect(t.triggered.at(-1)).toMatchObject({ id: 2, tasks: ALL, kind: 'final' });
+    t.ackAll(2);
+    await expect(final).resolves.toMatchObject({ checkpointId: 2, kind: 'final' });
+  });
+
+  it('a failing late trigger aborts the checkpoint as a task failure', () => {
+    const t = setup({ timeout: 60_000 });
+    t.coordinator.start();
+    t.clock.advance(100);
+    t.failTriggers(new Error('port closed'));
+    t.coordinator.taskInputEnded('2/0');
+    expect(t.aborted).toMatchObject([{ checkpointId: 1, reason: 'task-failure' }]);
+  });
+
+  it('a new deployment forgets which tasks had ended', () => {
+    const t = setup();
+    t.coordinator.start();
+    t.coordinator.taskInputEnded('1/0');
+    t.coordinator.taskInputEnded('1/1');
+    t.coordinator.setTasks(SOURCES, ALL);
+    t.clock.advance(100);
+    expect(t.triggered).toEqual([{ id: 1, timestamp: 100, tasks: SOURCES, kind: 'periodic' }]);
+  });
+});
+
 describe('CheckpointCoordinator: aborts and failures', () => {
   it('times a checkpoint out as expired; with tolerableFailures 0 that fails the job', () => {
     const t = setup({ timeout: 50 });
