@@ -1,0 +1,120 @@
+/**
+ * Checkpoints after tasks finish (FLIP-147): a job with more source subtasks than splits — one
+ * jsonl file read at parallelism 3 — has two source subtasks that end at once. Checkpoints must
+ * keep completing while the third reads (slowly), so the exactly-once file sink commits before
+ * the end; a failure in that state restores exactly (also in a new process at another
+ * parallelism), and the finished subtasks' splits stay finished: no record is read twice.
+ */
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobFailedError, startJob } from '../../dist/index.js';
+import { committedJsonl, fixture } from './helpers.js';
+
+const KEYS = 7;
+const TOTAL = 4000;
+
+let root: string;
+let input: string;
+/** Input values per key, in input order (the oracle). */
+const valuesByKey = new Map<number, number[]>();
+const allIds = Array.from({ length: TOTAL }, (_, i) => `r${i}`).sort();
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'weir-finished-sources-'));
+  input = join(root, 'only.jsonl');
+  const lines: string[] = [];
+  for (let i = 0; i < TOTAL; i++) {
+    const key = (i * 31) % KEYS;
+    const value = (i * 17) % 101;
+    lines.push(JSON.stringify({ key, value, id: `r${i}` }));
+    valuesByKey.set(key, [...(valuesByKey.get(key) ?? []), value]);
+  }
+  writeFileSync(input, `${lines.join('\n')}\n`);
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface Sum {
+  key: number;
+  sum: number;
+  count: number;
+  id: string;
+}
+
+/** Every input record committed exactly once, and each key's running sum exact. */
+function expectExactOutput(sums: readonly Sum[]): void {
+  expect(sums.map((s) => s.id).sort()).toEqual(allIds);
+  for (const [key, values] of valuesByKey) {
+    const mine = sums.filter((s) => s.key === key).sort((a, b) => a.count - b.count);
+    expect(mine.map((s) => s.count)).toEqual(values.map((_, i) => i + 1));
+    expect(mine.at(-1)?.sum).toBe(values.reduce((a, b) => a + b, 0));
+  }
+}
+
+let runs = 0;
+
+describe('checkpoints after source subtasks finished (one file, parallelism 3)', () => {
+  it('checkpoints keep completing, the file sink commits before the end, and a failure restores exactly', async () => {
+    const out = join(root, `out-${runs++}`);
+    const client = await startJob(fixture('finished-sources.mjs'), {
+      parallelism: 3,
+      checkpointing: { interval: 50, mode: 'exactly-once' },
+      restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
+      // 6000/s over 3 subtask shares: the subtask with the file reads 2000 records/s.
+      args: { input, out, total: String(TOTAL), rate: '6000', failure: 'throw', at: '0.5' },
+    });
+    let checkpointsBeforeFailure = -1;
+    let committedBeforeFailure = -1;
+    const completed: number[] = [];
+    const restoredFrom: (number | undefined)[] = [];
+    client.on('checkpoint', (c: { checkpointId: number }) => completed.push(c.checkpointId));
+    client.on('restarting', () => {
+      // Attempt 0 is torn down, attempt 1 not deployed yet: what is committed now was committed
+      // by checkpoints of attempt 0, all taken after two of the three sources had finished.
+      checkpointsBeforeFailure = completed.length;
+      committedBeforeFailure = committedJsonl(out).length;
+    });
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
+    });
+    const result = await client.done;
+    // The sink fails only after it was notified of two completed checkpoints: before FLIP-147
+    // the first source subtask to end stopped periodic checkpoints and it never failed.
+    expect(result.restarts).toBe(1);
+    expect(checkpointsBeforeFailure).toBeGreaterThanOrEqual(2);
+    expect(committedBeforeFailure).toBeGreaterThan(0);
+    expect(restoredFrom).toHaveLength(1);
+    expect(typeof restoredFrom[0]).toBe('number');
+    expectExactOutput(committedJsonl<Sum>(out));
+    expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it('restored in a new process at parallelism 2 from a checkpoint taken after sources finished: exact output', async () => {
+    const out = join(root, `out-${runs++}`);
+    const dir = join(root, `checkpoints-${runs}`);
+    const args = { input, out, total: String(TOTAL), rate: '6000', at: '0.5' };
+    const first = await startJob(fixture('finished-sources.mjs'), {
+      parallelism: 3,
+      checkpointing: { interval: 50, mode: 'exactly-once', dir },
+      restartStrategy: { type: 'none' },
+      args: { ...args, failure: 'throw' },
+    });
+    await expect(first.done).rejects.toBeInstanceOf(JobFailedError);
+    // Committed output of completed checkpoints: a fresh start would duplicate it.
+    const committedByFirst = committedJsonl<Sum>(out);
+    expect(committedByFirst.length).toBeGreaterThan(0);
+    expect(committedByFirst.length).toBeLessThan(TOTAL);
+    const second = await startJob(fixture('finished-sources.mjs'), {
+      parallelism: 2,
+      checkpointing: { interval: 50, mode: 'exactly-once', dir },
+      restoreFrom: 'latest',
+      args: { ...args, failure: 'none' },
+    });
+    const result = await second.done;
+    expect(result.restarts).toBe(0);
+    expect(result.checkpoints.length).toBeGreaterThan(0);
+    expectExactOutput(committedJsonl<Sum>(out));
+    expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+});
