@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobFailedError, startJob } from '../../dist/index.js';
-import { committedJsonl, fixture } from './helpers.js';
+import { committedJsonl, expectedSums, fixture } from './helpers.js';
 
 const KEYS = 7;
 const TOTAL = 4000;
@@ -116,5 +116,43 @@ describe('checkpoints after source subtasks finished (one file, parallelism 3)',
     expect(result.checkpoints.length).toBeGreaterThan(0);
     expectExactOutput(committedJsonl<Sum>(out));
     expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+});
+
+describe('checkpoints after source subtasks finished (a sequence restored at a higher parallelism)', () => {
+  it('p=1 fails after a checkpoint; restored at p=3 two source subtasks get no split and end at once, checkpoints go on, a second failure restores exactly', async () => {
+    const n = 6000;
+    const keys = 10;
+    const dir = join(root, `checkpoints-${runs++}`);
+    const first = await startJob(fixture('checkpointed-sum.mjs'), {
+      parallelism: 1,
+      checkpointing: { interval: 50, mode: 'exactly-once', dir },
+      restartStrategy: { type: 'none' },
+      args: { n: String(n), keys: String(keys), failure: 'throw', rate: '4000', at: '0.4' },
+    });
+    await expect(first.done).rejects.toBeInstanceOf(JobFailedError);
+    // At p=3 the one sequence split goes to subtask 0: subtasks 1 and 2 end at once. The map of
+    // subtask 0 fails once its source took two snapshots — periodic ones, after the others ended.
+    const second = await startJob(fixture('checkpointed-sum.mjs'), {
+      parallelism: 3,
+      checkpointing: { interval: 50, mode: 'exactly-once', dir },
+      restoreFrom: 'latest',
+      restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
+      args: { n: String(n), keys: String(keys), failure: 'throw', rate: '4000', at: '0.05' },
+    });
+    const result = await second.done;
+    expect(result.restarts).toBe(1);
+    const sums = result.sinks.sums as { key: number; sum: number; count: number }[];
+    const expected = expectedSums(n, keys);
+    for (const [key, { sum, count }] of expected) {
+      // Exactly once across the restore and the restart: per key, the counts emitted by this run
+      // are contiguous, each once, up to the expected total, and the final sum is exact.
+      const mine = sums.filter((s) => s.key === key).sort((a, b) => a.count - b.count);
+      expect(mine.length).toBeGreaterThan(0);
+      const counts = mine.map((s) => s.count);
+      const from = counts[0];
+      expect(counts).toEqual(Array.from({ length: count - from + 1 }, (_, i) => from + i));
+      expect(mine.at(-1)?.sum).toBe(sum);
+    }
   });
 });
