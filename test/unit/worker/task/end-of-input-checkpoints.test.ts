@@ -107,4 +107,19 @@ describe('StreamTask after end of input', () => {
     expect(exited).toBe(true);
     expect(events.map((e) => e.kind)).toEqual(['input-ended', 'acknowledge', 'acknowledge', 'finished']);
   });
+
+  it('ignores a trigger for a checkpoint it already took (a late trigger after its barrier) or an older one', async () => {
+    const { task, events, until } = endedSourceTask();
+    const run = task.run();
+    await until((e) => e.kind === 'input-ended');
+    task.control.triggerCheckpoint(4, Date.now(), 'checkpoint', false);
+    task.control.triggerCheckpoint(4, Date.now(), 'checkpoint', false);
+    task.control.triggerCheckpoint(3, Date.now(), 'checkpoint', false);
+    task.control.triggerCheckpoint(5, Date.now(), 'checkpoint', true);
+    await until(acked(5));
+    task.control.notifyCheckpointComplete(5);
+    await run;
+    const acks = events.flatMap((e) => (e.kind === 'acknowledge' ? [e.checkpointId] : []));
+    expect(acks.sort((a, b) => a - b)).toEqual([4, 5]);
+  });
 });
