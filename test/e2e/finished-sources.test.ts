@@ -1,15 +1,17 @@
 /**
- * Checkpoints after tasks finish (FLIP-147): a job with more source subtasks than splits — one
- * jsonl file read at parallelism 3 — has two source subtasks that end at once. Checkpoints must
- * keep completing while the third reads (slowly), so the exactly-once file sink commits before
- * the end; a failure in that state restores exactly (also in a new process at another
- * parallelism), and the finished subtasks' splits stay finished: no record is read twice.
+ * Checkpoints after tasks finish (FLIP-147): jobs with more source subtasks than splits — one
+ * jsonl file at parallelism 3, a sequence restored at a higher parallelism, a bounded log with
+ * one partition at parallelism 2 — and a job whose whole source vertex finishes early. The
+ * subtasks without input end at once; checkpoints must keep completing while the rest reads
+ * (slowly), so exactly-once sinks commit before the end; a failure in that state restores
+ * exactly (also in a new process at another parallelism), and finished splits stay finished: no
+ * record is read twice.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFailedError, startJob } from '../../dist/index.js';
+import { JobFailedError, openLog, startJob } from '../../dist/index.js';
 import { committedJsonl, expectedSums, fixture } from './helpers.js';
 
 const KEYS = 7;
@@ -189,5 +191,37 @@ describe('checkpoints after a whole source vertex finished', () => {
     };
     check(result.sinks.sums, n);
     check(result.sinks.short, 20);
+  });
+});
+
+describe('checkpoints after source subtasks finished (a bounded log with fewer partitions than subtasks)', () => {
+  it('one partition at parallelism 2: checkpoints go on, the file sink commits before the end, a failure restores exactly', async () => {
+    const logDir = join(root, `log-${runs++}`);
+    const log = openLog(logDir);
+    try {
+      const topic = log.topic('in', { partitions: 1 });
+      const records: { key: number; value: number; id: string }[] = [];
+      for (let i = 0; i < TOTAL; i++)
+        records.push({ key: (i * 31) % KEYS, value: (i * 17) % 101, id: `r${i}` });
+      topic.appendSync(records);
+    } finally {
+      await log.close();
+    }
+    const out = join(root, `out-${runs++}`);
+    let committedBeforeFailure = -1;
+    const client = await startJob(fixture('finished-sources.mjs'), {
+      parallelism: 2,
+      checkpointing: { interval: 50, mode: 'exactly-once' },
+      restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
+      // 4000/s over 2 subtask shares: the subtask with the partition reads 2000 records/s.
+      args: { log: logDir, out, total: String(TOTAL), rate: '4000', failure: 'throw', at: '0.5' },
+    });
+    client.on('restarting', () => {
+      committedBeforeFailure = committedJsonl(out).length;
+    });
+    const result = await client.done;
+    expect(result.restarts).toBe(1);
+    expect(committedBeforeFailure).toBeGreaterThan(0);
+    expectExactOutput(committedJsonl<Sum>(out));
   });
 });
