@@ -160,38 +160,40 @@ describe('checkpoints after source subtasks finished (a sequence restored at a h
 });
 
 describe('checkpoints after a whole source vertex finished', () => {
-  it('a finished branch and a finished union input: checkpoints go on, the collect sink commits, a failure restores exactly', async () => {
-    const n = 4000;
-    const keys = 10;
-    const client = await startJob(fixture('finished-branch.mjs'), {
-      parallelism: 2,
-      checkpointing: { interval: 50, mode: 'exactly-once' },
-      restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
-      args: { n: String(n), keys: String(keys), tiny: '5', short: '20', rate: '2000', failure: 'throw' },
+  for (const unaligned of [false, true]) {
+    it(`${unaligned ? 'unaligned' : 'aligned'}: a finished branch and a finished union input: checkpoints go on, the collect sink commits, a failure restores exactly`, async () => {
+      const n = 4000;
+      const keys = 10;
+      const client = await startJob(fixture('finished-branch.mjs'), {
+        parallelism: 2,
+        checkpointing: { interval: 50, mode: 'exactly-once', unaligned },
+        restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
+        args: { n: String(n), keys: String(keys), tiny: '5', short: '20', rate: '2000', failure: 'throw' },
+      });
+      const completed: number[] = [];
+      let checkpointsBeforeFailure = -1;
+      client.on('checkpoint', (c: { checkpointId: number }) => completed.push(c.checkpointId));
+      client.on('restarting', () => {
+        checkpointsBeforeFailure = completed.length;
+      });
+      const result = await client.done;
+      expect(result.restarts).toBe(1);
+      expect(checkpointsBeforeFailure).toBeGreaterThanOrEqual(2);
+      // Exactly once: every running-sum output once, final per-key sums exact, in both branches.
+      const check = (records: unknown[], total: number) => {
+        const sums = records as { key: number; sum: number; count: number }[];
+        const expected = expectedSums(total, keys);
+        expect(sums).toHaveLength(total);
+        for (const [key, { sum, count }] of expected) {
+          const mine = sums.filter((s) => s.key === key).sort((a, b) => a.count - b.count);
+          expect(mine.map((s) => s.count)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+          expect(mine.at(-1)?.sum).toBe(sum);
+        }
+      };
+      check(result.sinks.sums, n);
+      check(result.sinks.short, 20);
     });
-    const completed: number[] = [];
-    let checkpointsBeforeFailure = -1;
-    client.on('checkpoint', (c: { checkpointId: number }) => completed.push(c.checkpointId));
-    client.on('restarting', () => {
-      checkpointsBeforeFailure = completed.length;
-    });
-    const result = await client.done;
-    expect(result.restarts).toBe(1);
-    expect(checkpointsBeforeFailure).toBeGreaterThanOrEqual(2);
-    // Exactly once: every running-sum output once, final per-key sums exact, in both branches.
-    const check = (records: unknown[], total: number) => {
-      const sums = records as { key: number; sum: number; count: number }[];
-      const expected = expectedSums(total, keys);
-      expect(sums).toHaveLength(total);
-      for (const [key, { sum, count }] of expected) {
-        const mine = sums.filter((s) => s.key === key).sort((a, b) => a.count - b.count);
-        expect(mine.map((s) => s.count)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-        expect(mine.at(-1)?.sum).toBe(sum);
-      }
-    };
-    check(result.sinks.sums, n);
-    check(result.sinks.short, 20);
-  });
+  }
 });
 
 describe('checkpoints after source subtasks finished (a bounded log with fewer partitions than subtasks)', () => {
