@@ -4,6 +4,7 @@ export { Log, openLog } from './log.js';
 export type { RetentionPolicy } from './log-layout.js';
 export type {
   AppendOptions,
+  Durability,
   LogKey,
   LogOptions,
   TopicOptions,

@@ -10,10 +10,11 @@
  * handle leaves the others usable.
  */
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { LogClosedError, LogStorageError, WeirError } from '../errors.js';
+import { LogClosedError, LogStorageError } from '../errors.js';
+import { asStorageError, GroupCommit, type PlanFunction } from './group-commit.js';
 import {
   DATA_FILE,
   DB_INFO,
@@ -30,7 +31,18 @@ import {
   type TopicMeta,
   type WriterMeta,
 } from './log-layout.js';
+import type { Durability } from './log-options.js';
 import { LogRecordCodec } from './log-record-codec.js';
+import { LogWakeup } from './log-wakeup.js';
+
+/** How a handle writes (see `LogOptions`); validated by `openLog`. */
+export interface LogCoreSettings {
+  readonly clock: () => number;
+  readonly durability: Durability;
+  readonly lingerMs: number;
+  readonly maxBatchRecords: number;
+  readonly pollMs: number;
+}
 
 type Key = (string | number)[];
 
@@ -46,17 +58,27 @@ export class LogCore {
   readonly txWriters: Database<WriterMeta, Key>;
   readonly txMarkers: Database<number, Key>;
   readonly txOrder: Database<string, Key>;
-  /** Asynchronous appends not yet settled; `close()` waits for them. */
-  readonly #inFlight = new Set<Promise<unknown>>();
-  /** Tail of the queue of asynchronous writes (never rejects). */
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly durability: Durability;
+  /** Wakes readers waiting for new records (`tail`, `sources.log`). */
+  readonly wakeup: LogWakeup;
+  /** Every asynchronous write of this handle goes through it, in call order. */
+  readonly #group: GroupCommit;
   /** Set once by `close()`; every operation checks it first. */
   #closing: Promise<void> | undefined;
 
-  private constructor(dir: string, root: RootDatabase, clock: () => number) {
+  private constructor(dir: string, root: RootDatabase, settings: LogCoreSettings) {
     this.dir = dir;
     this.root = root;
-    this.clock = clock;
+    this.clock = settings.clock;
+    this.durability = settings.durability;
+    this.wakeup = new LogWakeup(realpathSync(dir), settings.pollMs);
+    this.#group = new GroupCommit({
+      dir,
+      lingerMs: settings.lingerMs,
+      maxBatchRecords: settings.maxBatchRecords,
+      renewSnapshot: () => this.root.resetReadTxn(),
+      onCommit: () => this.wakeup.committed(),
+    });
     this.info = root.openDB<number, string>({ name: DB_INFO });
     // Versioned: asynchronous appends are conditional on the versions of the entries they read.
     this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS, useVersions: true });
@@ -72,7 +94,7 @@ export class LogCore {
    * directory performs one small durable write (the format marker).
    * @throws LogStorageError when the directory cannot be opened or holds another format.
    */
-  static open(dir: string, clock: () => number): LogCore {
+  static open(dir: string, settings: LogCoreSettings): LogCore {
     if (!existsSync(join(dir, DATA_FILE))) {
       try {
         mkdirSync(dir, { recursive: true });
@@ -82,12 +104,15 @@ export class LogCore {
     }
     let root: RootDatabase;
     try {
-      root = open(logEnvironmentOptions(dir));
+      root = open(logEnvironmentOptions(dir, settings.durability));
     } catch (cause) {
-      throw new LogStorageError(`cannot open log ${dir}`, { cause });
+      throw new LogStorageError(
+        `cannot open log ${dir} (every handle on one directory within a process must use the same durability)`,
+        { cause },
+      );
     }
     try {
-      const core = new LogCore(dir, root, clock);
+      const core = new LogCore(dir, root, settings);
       const format = core.info.get(INFO_FORMAT);
       if (format === undefined) {
         // Racing first opens from several threads or processes write the same value; harmless.
@@ -139,41 +164,25 @@ export class LogCore {
   }
 
   /**
-   * Runs asynchronous writes (lmdb-js conditional writes, see `topic.ts`) one after another, in
-   * call order, so that one handle's appends land in the order they were made. `close()` waits
-   * for every queued write; LMDB failures become LogStorageError.
+   * Queues an asynchronous write (`group-commit.ts`): it is planned with every other write queued
+   * meanwhile on this handle and committed in one transaction; one handle's writes land in call
+   * order. `close()` waits for every queued write; LMDB failures become LogStorageError.
    */
-  enqueue<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(work).catch((error: unknown) => {
-      throw asStorageError(error, this.dir);
-    });
-    this.#queue = run.catch(() => undefined);
-    this.#inFlight.add(run);
-    const forget = () => this.#inFlight.delete(run);
-    run.then(forget, forget);
-    return run;
+  submit<R>(records: number, plan: PlanFunction<R>): Promise<R> {
+    return this.#group.submit(records, plan);
   }
 
-  /** Like {@link freshSnapshot} without the open check: for queued writes, which close() awaits. */
-  renewSnapshot(): void {
-    this.root.resetReadTxn();
-  }
-
-  /** Waits for in-flight appends, then releases this thread's handle. Idempotent. */
+  /**
+   * Waits for queued appends, then releases this thread's handle. Idempotent. Readers waiting in
+   * `tail` are woken and end.
+   */
   close(): Promise<void> {
     if (this.#closing === undefined) {
-      const pending = [...this.#inFlight];
+      this.wakeup.close();
       // Without appends in flight, close now: lmdb-js releases this handle's reader slot
       // synchronously, so a thread that opens and closes many handles never runs out of them.
-      this.#closing =
-        pending.length === 0 ? this.root.close() : Promise.allSettled(pending).then(() => this.root.close());
+      this.#closing = this.#group.busy ? this.#group.idle().then(() => this.root.close()) : this.root.close();
     }
     return this.#closing;
   }
-}
-
-/** Our own typed errors pass through; anything LMDB throws becomes a LogStorageError. */
-function asStorageError(error: unknown, dir: string): unknown {
-  if (error instanceof WeirError) return error;
-  return new LogStorageError(`log ${dir}: write transaction failed`, { cause: error });
 }

@@ -28,6 +28,7 @@
  */
 
 import type { RootDatabaseOptionsWithPath } from 'lmdb';
+import type { Durability } from './log-options.js';
 
 /** Bumped on any incompatible change of the layout above; `openLog` refuses other versions. */
 export const LOG_FORMAT_VERSION = 1;
@@ -101,10 +102,12 @@ export const LOG_MAP_BYTES = 2 ** 36;
  * mismatched flags.
  *
  * `overlappingSync: false`: a synchronous transaction returns, and an asynchronous write
- * resolves, only after its commit is fsynced, so "append returned" means "durable". `cache: false`: other
+ * resolves, only after its commit is fsynced, so "append returned" means "durable". With
+ * `durability: 'os'` the environment is opened `noSync`: a commit is written to the OS page cache
+ * (it survives the process, not a power cut) and never fsynced by this handle. `cache: false`: other
  * threads and processes write the same databases, so a per-handle value cache would go stale.
  */
-export function logEnvironmentOptions(dir: string): RootDatabaseOptionsWithPath {
+export function logEnvironmentOptions(dir: string, durability: Durability): RootDatabaseOptionsWithPath {
   // `txnStartThreshold` is a documented lmdb-js option (see `eventTurnBatching` in its typings)
   // missing from the option type.
   const options: RootDatabaseOptionsWithPath & { txnStartThreshold: number } = {
@@ -112,6 +115,7 @@ export function logEnvironmentOptions(dir: string): RootDatabaseOptionsWithPath 
     maxDbs: 8,
     mapSize: LOG_MAP_BYTES,
     overlappingSync: false,
+    noSync: durability === 'os',
     compression: false,
     cache: false,
     // lmdb-js's write thread must never start on a conditional block the JavaScript thread is

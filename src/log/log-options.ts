@@ -8,12 +8,47 @@ import { MAX_NAME_LENGTH, MAX_TRANSACTION_ID_LENGTH, type RetentionPolicy } from
 
 export type { RetentionPolicy } from './log-layout.js';
 
+/**
+ * When an asynchronous append resolves:
+ * - `'fsync'` (default): after its transaction is fsynced. An acknowledged record survives a
+ *   process crash and a power cut.
+ * - `'os'`: after its transaction is written to the OS page cache, without fsync (like Kafka's
+ *   `acks=1` without a flush). An acknowledged record survives a crash of the process (SIGKILL
+ *   included) but a power cut or kernel crash may lose the last transactions of every handle
+ *   that appends with `'os'` — and, as LMDB warns for `MDB_NOSYNC`, on a file system that does
+ *   not keep write order, corrupt the log.
+ */
+export type Durability = 'fsync' | 'os';
+
 export interface LogOptions {
   /**
    * Clock for append times and age retention, in ms since the epoch. Default `Date.now`. Meant
    * for tests and replays; every handle on a directory should use the same notion of time.
    */
   readonly clock?: () => number;
+  /**
+   * Default `'fsync'`. All handles on one directory within one process must agree (lmdb-js shares
+   * one environment per path and process); processes may differ.
+   */
+  readonly durability?: Durability;
+  /**
+   * Group commit: how long an append that finds the handle idle waits for others to join its
+   * transaction, in ms (default 0: until the next event-loop turn). Under load appends batch
+   * anyway (those made while a transaction commits share the next one); a linger only helps a
+   * lightly loaded handle trade latency for fewer fsyncs.
+   */
+  readonly lingerMs?: number;
+  /**
+   * Group commit: records per transaction at most (default 65536). Bounds a transaction's size
+   * and so the latency of the appends behind it; one append larger than this is still written
+   * whole, alone.
+   */
+  readonly maxBatchRecords?: number;
+  /**
+   * `tail` and `sources.log`: how often a caught-up reader checks for records appended by
+   * other processes, in ms (default 50). Appends from this process wake readers at once.
+   */
+  readonly pollMs?: number;
 }
 
 export interface TopicOptions {

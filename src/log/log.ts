@@ -18,14 +18,21 @@ import {
 } from './log-layout.js';
 import {
   checkName,
+  checkNonNegativeInteger,
   checkOptionsObject,
   checkPositiveInteger,
   checkRetention,
+  type Durability,
   describe,
   type LogOptions,
   type TopicOptions,
 } from './log-options.js';
 import { Topic } from './topic.js';
+
+/** Default of `LogOptions.maxBatchRecords`. */
+export const DEFAULT_MAX_BATCH_RECORDS = 65_536;
+/** Default of `LogOptions.pollMs`. */
+export const DEFAULT_POLL_MS = 50;
 
 export class Log {
   readonly #core: LogCore;
@@ -147,7 +154,34 @@ export function openLog(dir: string, options?: LogOptions): Log {
     );
   }
   const clock = (o.clock as (() => number) | undefined) ?? Date.now;
-  return new Log(LogCore.open(dir, clock));
+  if (o.durability !== undefined && o.durability !== 'fsync' && o.durability !== 'os') {
+    throw new InvalidOptionError(
+      'openLog(options.durability)',
+      `must be 'fsync' or 'os', got ${describe(o.durability)}`,
+    );
+  }
+  const lingerMs =
+    o.lingerMs === undefined ? 0 : checkNonNegativeInteger(o.lingerMs, 'openLog(options.lingerMs)');
+  const maxBatchRecords =
+    o.maxBatchRecords === undefined
+      ? DEFAULT_MAX_BATCH_RECORDS
+      : checkPositiveInteger(o.maxBatchRecords, 'openLog(options.maxBatchRecords)');
+  const pollMs =
+    o.pollMs === undefined ? DEFAULT_POLL_MS : checkPositiveInteger(o.pollMs, 'openLog(options.pollMs)');
+  for (const k of Object.keys(o)) {
+    if (!['clock', 'durability', 'lingerMs', 'maxBatchRecords', 'pollMs'].includes(k)) {
+      throw new InvalidOptionError('openLog(options)', `unknown option ${describe(k)}`);
+    }
+  }
+  return new Log(
+    LogCore.open(dir, {
+      clock,
+      durability: (o.durability as Durability | undefined) ?? 'fsync',
+      lingerMs,
+      maxBatchRecords,
+      pollMs,
+    }),
+  );
 }
 
 /** Whether opening with these options changes the stored topic (or must fail on a mismatch). */

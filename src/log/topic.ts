@@ -28,8 +28,7 @@
  * windows, entry versions); splitting them would spread one invariant over several files.
  */
 
-import type { Database } from 'lmdb';
-import { InvalidOptionError, LogRecordEncodingError, LogStorageError } from '../errors.js';
+import { InvalidOptionError, LogRecordEncodingError } from '../errors.js';
 import type { LogCore } from './log-core.js';
 import {
   DEFAULT_TRANSACTION_MARKERS,
@@ -55,6 +54,7 @@ import {
   roundRobinPartitions,
   routeRecords,
 } from './partition-routing.js';
+import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
 import { hasRetention, retentionDeletesHead } from './retention.js';
 
 /** One record read back. */
@@ -104,35 +104,6 @@ interface PreparedTransaction {
   readonly writer: string;
 }
 
-type Key = (string | number)[];
-
-/** Reads a plan depends on: the entry must still have this version (`null`: must not exist). */
-interface PlanCondition {
-  readonly db: Database<any, any>;
-  readonly key: Key | string;
-  readonly version: number | null;
-}
-
-type PlanOp =
-  | {
-      readonly kind: 'put';
-      readonly db: Database<any, any>;
-      readonly key: Key | string;
-      readonly value: unknown;
-      readonly version?: number;
-    }
-  | { readonly kind: 'remove'; readonly db: Database<any, any>; readonly key: Key };
-
-/** The writes of one append (or retention run), computed from reads of the metadata. */
-interface WritePlan<R> {
-  readonly result: R;
-  readonly conditions: PlanCondition[];
-  readonly ops: PlanOp[];
-}
-
-/** Optimistic retries before an asynchronous append gives up (only under extreme contention). */
-const MAX_ATTEMPTS = 1000;
-
 const EMPTY_PARTITION: PartitionMeta = { start: 0, end: 0, bytes: 0 };
 
 export class Topic<T = unknown> {
@@ -166,7 +137,9 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       const prepared = this.#prepare(records, options, 'append');
       if (prepared.values.length === 0) return Promise.resolve(emptyResult());
-      return this.#applyOptimistic(() => this.#planAppend(prepared, null)) as Promise<AppendResult>;
+      return this.#submit(prepared.values.length, (view) =>
+        this.#planAppend(view, prepared, null),
+      ) as Promise<AppendResult>;
     });
   }
 
@@ -178,7 +151,7 @@ export class Topic<T = unknown> {
   appendSync(records: readonly T[], options?: AppendOptions<T>): AppendResult {
     const prepared = this.#prepare(records, options, 'appendSync');
     if (prepared.values.length === 0) return emptyResult();
-    return this.#applySync(() => this.#planAppend(prepared, null)) as AppendResult;
+    return this.#applySync((view) => this.#planAppend(view, prepared, null)) as AppendResult;
   }
 
   /**
@@ -195,7 +168,7 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       const prepared = this.#prepare(records, options, 'appendTransaction');
       const tx = this.#prepareTransaction(options, 'appendTransaction');
-      return this.#applyOptimistic(() => this.#planAppend(prepared, tx));
+      return this.#submit(prepared.values.length, (view) => this.#planAppend(view, prepared, tx));
     });
   }
 
@@ -206,7 +179,7 @@ export class Topic<T = unknown> {
   ): TransactionalAppendResult {
     const prepared = this.#prepare(records, options, 'appendTransactionSync');
     const tx = this.#prepareTransaction(options, 'appendTransactionSync');
-    return this.#applySync(() => this.#planAppend(prepared, tx));
+    return this.#applySync((view) => this.#planAppend(view, prepared, tx));
   }
 
   /**
@@ -235,14 +208,14 @@ export class Topic<T = unknown> {
   endOffset(partition: number): number {
     this.#checkPartition(partition, 'endOffset(partition)');
     this.#core.freshSnapshot();
-    return this.#partitionEntry(partition).value.end;
+    return this.#partitionEntry(undefined, partition).value.end;
   }
 
   /** The first offset of `partition` still retained (`=== endOffset` when it holds nothing). */
   startOffset(partition: number): number {
     this.#checkPartition(partition, 'startOffset(partition)');
     this.#core.freshSnapshot();
-    return this.#partitionEntry(partition).value.start;
+    return this.#partitionEntry(undefined, partition).value.start;
   }
 
   /**
@@ -251,7 +224,7 @@ export class Topic<T = unknown> {
    * deleted. Cost: one transaction, O(partitions + records deleted).
    */
   enforceRetention(): Promise<number> {
-    return rejecting(() => this.#applyOptimistic(() => this.#planRetention()));
+    return rejecting(() => this.#submit(1, (view) => this.#planRetention(view)));
   }
 
   /**
@@ -269,7 +242,7 @@ export class Topic<T = unknown> {
   ): Promise<TransactionalAppendResult> {
     return rejecting(() => {
       const tx = this.#checkPrepared(prepared, transaction, 'appendPreparedTransaction');
-      return this.#applyOptimistic(() => this.#planAppend(prepared, tx));
+      return this.#submit(prepared.values.length, (view) => this.#planAppend(view, prepared, tx));
     });
   }
 
@@ -279,7 +252,7 @@ export class Topic<T = unknown> {
     transaction: { readonly transactionId: string; readonly writer: string },
   ): TransactionalAppendResult {
     const tx = this.#checkPrepared(prepared, transaction, 'appendPreparedTransactionSync');
-    return this.#applySync(() => this.#planAppend(prepared, tx));
+    return this.#applySync((view) => this.#planAppend(view, prepared, tx));
   }
 
   /** @internal For `sinks.log` (at-least-once): {@link append} of a batch from {@link prepareAppend}. */
@@ -287,7 +260,9 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       this.#checkPrepared(prepared, null, 'appendPrepared');
       if (prepared.values.length === 0) return Promise.resolve(emptyResult());
-      return this.#applyOptimistic(() => this.#planAppend(prepared, null)) as Promise<AppendResult>;
+      return this.#submit(prepared.values.length, (view) =>
+        this.#planAppend(view, prepared, null),
+      ) as Promise<AppendResult>;
     });
   }
 
@@ -385,68 +360,53 @@ export class Topic<T = unknown> {
   // ---------------------------------------------------------------- applying plans
 
   /** Plans and applies inside one synchronous write transaction (the reads see the latest state). */
-  #applySync<R>(plan: () => WritePlan<R> | R): R {
+  #applySync<R>(plan: (view: PlanView) => R): R {
     return this.#core.writeSync(() => {
-      const planned = plan();
-      if (!isPlan(planned)) return planned;
-      for (const op of planned.ops) applyOp(op);
-      return planned.result;
+      const view = new PlanView();
+      const result = plan(view);
+      for (const op of view.ops) applyOpSync(op);
+      return result;
     });
   }
+
+  /** Queues the plan for this handle's next group commit (`group-commit.ts`). */
+  #submit<R>(records: number, plan: (view: PlanView) => R): Promise<R> {
+    this.#core.checkOpen();
+    return this.#core.submit(records, plan);
+  }
+
+  // ---------------------------------------------------------------- plans (reads only, on a view)
 
   /**
-   * Queues the write behind this handle's earlier asynchronous writes (so one handle's appends
-   * land in call order), then plans from a fresh read snapshot and applies the plan as
-   * conditional writes; when another writer changed what the plan read, nothing is written and
-   * it plans again.
+   * Writes one append into `view`; a `duplicate` result (and no writes) when the transaction was
+   * already applied, by an earlier group or earlier in this one. Offsets continue from the
+   * partition's end as the view sees it: the committed tail plus earlier appends of the group.
    */
-  #applyOptimistic<R>(plan: () => WritePlan<R> | R): Promise<R> {
-    this.#core.checkOpen();
-    return this.#core.enqueue(async () => {
-      for (let attempt = 1; ; attempt++) {
-        this.#core.renewSnapshot();
-        const planned = plan();
-        if (!isPlan(planned)) return planned;
-        if (planned.ops.length === 0) return planned.result;
-        if (await applyConditionally(planned)) return planned.result;
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new LogStorageError(
-            `append to topic "${this.name}" gave up after ${attempt} attempts: other writers kept changing it`,
-          );
-        }
-      }
-    });
-  }
-
-  // ---------------------------------------------------------------- plans (reads only)
-
-  /** The writes of one append; a `duplicate` result when the transaction was already applied. */
   #planAppend(
+    view: PlanView,
     prepared: PreparedAppend,
     tx: PreparedTransaction | null,
-  ): WritePlan<TransactionalAppendResult> | TransactionalAppendResult {
+  ): TransactionalAppendResult {
     const core = this.#core;
-    const conditions: PlanCondition[] = [];
-    const ops: PlanOp[] = [];
     if (tx !== null) {
       const markerKey: Key = [this.#id, tx.writer, tx.transactionId];
-      if (core.txMarkers.doesExist(markerKey)) return { state: 'duplicate', transactionId: tx.transactionId };
-      conditions.push({ db: core.txMarkers, key: markerKey, version: null });
+      if (view.exists(core.txMarkers, markerKey))
+        return { state: 'duplicate', transactionId: tx.transactionId };
+      view.require(core.txMarkers, markerKey, null);
     }
-    const topic = this.#metaEntry();
+    const topic = this.#metaEntry(view);
     const meta = topic.value;
     const { values } = prepared;
     let routed = prepared.routed;
     if (routed === null) {
       routed = roundRobinPartitions(values.length, this.partitions, meta.roundRobin);
-      conditions.push({ db: core.topics, key: this.name, version: topic.version });
-      ops.push({
-        kind: 'put',
-        db: core.topics,
-        key: this.name,
-        value: { ...meta, roundRobin: (meta.roundRobin + values.length) % this.partitions },
-        version: topic.version + 1,
-      });
+      view.require(core.topics, this.name, topic.version);
+      view.put(
+        core.topics,
+        this.name,
+        { ...meta, roundRobin: (meta.roundRobin + values.length) % this.partitions },
+        topic.version + 1,
+      );
     }
     const now = core.clock();
     const positions: LogPosition[] = new Array(values.length);
@@ -455,13 +415,14 @@ export class Topic<T = unknown> {
       const partition = routed[i];
       let state = touched.get(partition);
       if (state === undefined) {
-        const entry = this.#partitionEntry(partition);
+        const entry = this.#partitionEntry(view, partition);
         state = { entry, end: entry.value.end, bytes: entry.value.bytes };
         touched.set(partition, state);
       }
+      // Stamped in place: lmdb-js copies the value when the write is issued.
       const value = asBuffer(values[i]);
       stampAppendTime(value, now);
-      ops.push({ kind: 'put', db: core.records, key: [this.#id, partition, state.end], value });
+      view.put(core.records, [this.#id, partition, state.end], value);
       positions[i] = { partition, offset: state.end };
       state.end++;
       state.bytes += value.length;
@@ -469,121 +430,82 @@ export class Topic<T = unknown> {
     const ranges: OffsetRange[] = [];
     for (const [partition, { entry, end, bytes }] of [...touched].sort((a, b) => a[0] - b[0])) {
       const appended: PartitionMeta = { start: entry.value.start, end, bytes };
-      const after = this.#planRetentionOf(partition, appended, meta.retention, now, ops, entry.value.end);
-      this.#putPartition(partition, entry, after, conditions, ops);
+      const after = this.#planRetentionOf(view, partition, appended, meta.retention, now);
+      this.#putPartition(view, partition, entry, after);
       ranges.push({ partition, firstOffset: entry.value.end, endOffset: end });
     }
-    if (tx !== null) this.#planMarker(tx, meta, conditions, ops);
-    return { result: { state: 'appended', positions, ranges }, conditions, ops };
+    if (tx !== null) this.#planMarker(view, tx, meta);
+    return { state: 'appended', positions, ranges };
   }
 
   /** Retention over every partition (`enforceRetention`). */
-  #planRetention(): WritePlan<number> | number {
-    const meta = this.#metaEntry().value;
+  #planRetention(view: PlanView): number {
+    const meta = this.#metaEntry(view).value;
     if (!hasRetention(meta.retention)) return 0;
     const now = this.#core.clock();
-    const conditions: PlanCondition[] = [];
-    const ops: PlanOp[] = [];
     let deleted = 0;
     for (let p = 0; p < this.partitions; p++) {
-      const entry = this.#partitionEntry(p);
-      const after = this.#planRetentionOf(p, entry.value, meta.retention, now, ops, entry.value.end);
+      const entry = this.#partitionEntry(view, p);
+      const after = this.#planRetentionOf(view, p, entry.value, meta.retention, now);
       if (after !== entry.value) {
-        this.#putPartition(p, entry, after, conditions, ops);
+        this.#putPartition(view, p, entry, after);
         deleted += after.start - entry.value.start;
       }
     }
-    return { result: deleted, conditions, ops };
+    return deleted;
   }
 
   #putPartition(
+    view: PlanView,
     partition: number,
     entry: VersionedEntry<PartitionMeta>,
     after: PartitionMeta,
-    conditions: PlanCondition[],
-    ops: PlanOp[],
   ): void {
     const key: Key = [this.#id, partition];
-    conditions.push({ db: this.#core.partitions, key, version: entry.version });
-    ops.push({
-      kind: 'put',
-      db: this.#core.partitions,
-      key,
-      value: after,
-      version: (entry.version ?? 0) + 1,
-    });
+    view.require(this.#core.partitions, key, entry.version);
+    view.put(this.#core.partitions, key, after, (entry.version ?? 0) + 1);
   }
 
   /** Records the transaction's marker and prunes the writer's markers beyond the limit. */
-  #planMarker(tx: PreparedTransaction, meta: TopicMeta, conditions: PlanCondition[], ops: PlanOp[]): void {
+  #planMarker(view: PlanView, tx: PreparedTransaction, meta: TopicMeta): void {
     const core = this.#core;
     const writerKey: Key = [this.#id, tx.writer];
-    const entry = core.txWriters.getEntry(writerKey);
+    const entry = view.getEntry<WriterMeta>(core.txWriters, writerKey);
     const writer: WriterMeta = entry?.value ?? { first: 0, next: 0 };
     const version = entry === undefined ? null : (entry.version ?? 0);
-    conditions.push({ db: core.txWriters, key: writerKey, version });
-    ops.push({
-      kind: 'put',
-      db: core.txMarkers,
-      key: [this.#id, tx.writer, tx.transactionId],
-      value: writer.next,
-    });
-    ops.push({
-      kind: 'put',
-      db: core.txOrder,
-      key: [this.#id, tx.writer, writer.next],
-      value: tx.transactionId,
-    });
+    view.require(core.txWriters, writerKey, version);
+    view.put(core.txMarkers, [this.#id, tx.writer, tx.transactionId], writer.next);
+    view.put(core.txOrder, [this.#id, tx.writer, writer.next], tx.transactionId);
     let first = writer.first;
     const next = writer.next + 1;
     const keep = meta.transactionMarkers ?? DEFAULT_TRANSACTION_MARKERS;
     while (next - first > keep) {
-      const oldId = core.txOrder.get([this.#id, tx.writer, first]);
-      ops.push({ kind: 'remove', db: core.txOrder, key: [this.#id, tx.writer, first] });
-      if (oldId !== undefined)
-        ops.push({ kind: 'remove', db: core.txMarkers, key: [this.#id, tx.writer, oldId] });
+      const oldId = view.get<string>(core.txOrder, [this.#id, tx.writer, first]);
+      view.remove(core.txOrder, [this.#id, tx.writer, first]);
+      if (oldId !== undefined) view.remove(core.txMarkers, [this.#id, tx.writer, oldId]);
       first++;
     }
-    ops.push({
-      kind: 'put',
-      db: core.txWriters,
-      key: writerKey,
-      value: { first, next },
-      version: (version ?? 0) + 1,
-    });
+    view.put(core.txWriters, writerKey, { first, next }, (version ?? 0) + 1);
   }
 
   /**
    * Plans the deletion of the partition's head records that the retention rule (`retention.ts`)
    * says go, and returns the partition's new metadata (the same object when nothing goes).
-   * Records at offsets `>= storedEnd` are being appended by this plan: their sizes come from
-   * `ops`, not from the database.
+   * Heads appended earlier in this group are read from the view.
    */
   #planRetentionOf(
+    view: PlanView,
     partition: number,
     meta: PartitionMeta,
     policy: RetentionPolicy,
     now: number,
-    ops: PlanOp[],
-    storedEnd: number,
   ): PartitionMeta {
     if (!hasRetention(policy)) return meta;
     const records = this.#core.records;
     let { start, bytes } = meta;
-    let pending: Map<number, Buffer> | undefined;
     while (start < meta.end) {
-      let head: Uint8Array | undefined;
-      if (start < storedEnd) {
-        // getBinaryFast: no copy; only the header and the length are read.
-        head = records.getBinaryFast([this.#id, partition, start]);
-      } else {
-        pending ??= new Map(
-          ops
-            .filter((op) => op.kind === 'put' && op.db === records && (op.key as Key)[1] === partition)
-            .map((op) => [(op.key as Key)[2] as number, (op as { value: Buffer }).value]),
-        );
-        head = pending.get(start);
-      }
+      // getBinaryFast underneath: no copy; only the header and the length are read.
+      const head = view.getBinary(records, [this.#id, partition, start]);
       if (head === undefined) break; // cannot happen while the layout invariant holds
       const headBytes = head.length;
       const deletes = retentionDeletesHead(
@@ -592,15 +514,18 @@ export class Topic<T = unknown> {
         now,
       );
       if (!deletes) break;
-      ops.push({ kind: 'remove', db: records, key: [this.#id, partition, start] });
+      view.remove(records, [this.#id, partition, start]);
       bytes -= headBytes;
       start++;
     }
     return start === meta.start ? meta : { start, end: meta.end, bytes };
   }
 
-  #metaEntry(): VersionedEntry<TopicMeta> & { version: number } {
-    const entry = this.#core.topics.getEntry(this.name);
+  #metaEntry(view?: PlanView): VersionedEntry<TopicMeta> & { version: number } {
+    const entry =
+      view === undefined
+        ? this.#core.topics.getEntry(this.name)
+        : view.getEntry<TopicMeta>(this.#core.topics, this.name);
     if (entry === undefined || entry.value.id !== this.#id) {
       throw new InvalidOptionError('topic', `topic "${this.name}" no longer exists in ${this.#core.dir}`);
     }
@@ -608,60 +533,16 @@ export class Topic<T = unknown> {
   }
 
   /** The partition's metadata and version (`null`: never written). */
-  #partitionEntry(partition: number): VersionedEntry<PartitionMeta> {
-    const entry = this.#core.partitions.getEntry([this.#id, partition]);
+  #partitionEntry(view: PlanView | undefined, partition: number): VersionedEntry<PartitionMeta> {
+    const key: Key = [this.#id, partition];
+    const entry =
+      view === undefined
+        ? this.#core.partitions.getEntry(key)
+        : view.getEntry<PartitionMeta>(this.#core.partitions, key);
     return entry === undefined
       ? { value: EMPTY_PARTITION, version: null }
       : { value: entry.value, version: entry.version ?? 0 };
   }
-}
-
-interface VersionedEntry<V> {
-  readonly value: V;
-  readonly version: number | null;
-}
-
-function isPlan<R>(planned: WritePlan<R> | R): planned is WritePlan<R> {
-  return typeof planned === 'object' && planned !== null && 'ops' in planned && 'conditions' in planned;
-}
-
-/** Inside a synchronous write transaction. */
-function applyOp(op: PlanOp): void {
-  if (op.kind === 'put') {
-    if (op.version === undefined) op.db.put(op.key, op.value);
-    else op.db.put(op.key, op.value, op.version);
-  } else op.db.remove(op.key);
-}
-
-/**
- * Issues the plan as nested lmdb-js conditional writes (executed by lmdb-js's native write
- * thread in one transaction, with no JavaScript in between): every op is written only if every
- * condition holds. Resolves with whether it was written.
- */
-function applyConditionally(plan: WritePlan<unknown>): Promise<boolean> {
-  const outcomes: Promise<boolean>[] = [];
-  const writes: Promise<unknown>[] = [];
-  const nest = (i: number): void => {
-    if (i === plan.conditions.length) {
-      for (const op of plan.ops) {
-        if (op.kind === 'put') {
-          writes.push(
-            op.version === undefined ? op.db.put(op.key, op.value) : op.db.put(op.key, op.value, op.version),
-          );
-        } else writes.push(op.db.remove(op.key));
-      }
-      return;
-    }
-    const c = plan.conditions[i];
-    outcomes.push(
-      c.version === null
-        ? c.db.ifNoExists(c.key, () => nest(i + 1))
-        : c.db.ifVersion(c.key, c.version, () => nest(i + 1)),
-    );
-  };
-  nest(0);
-  // The individual writes settle with the conditions; a write error rejects here.
-  return Promise.all([Promise.all(outcomes), Promise.all(writes)]).then(([ok]) => ok.every(Boolean));
 }
 
 /** A Buffer view of `bytes` (no copy); restored checkpoint state may hold plain Uint8Arrays. */

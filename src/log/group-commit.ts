@@ -1,0 +1,157 @@
+/**
+ * Group commit for one log handle: every asynchronous log operation (append, transactional
+ * append, retention run) queued while the previous group was being written is planned together
+ * and written in ONE LMDB transaction with ONE fsync; each operation's promise settles with its
+ * own result when that transaction is durable.
+ *
+ * Protocol, per group (one group in flight per handle at a time):
+ * 1. Take queued operations in FIFO order, whole operations only, up to `maxBatchRecords`
+ *    records (an operation larger than that forms a group of its own: appends are atomic).
+ * 2. Renew the read snapshot (it now includes everything committed by anyone, this handle's
+ *    previous group too) and plan every operation on one {@link PlanView}, in queue order; so
+ *    offsets are assigned from the committed tail, densely, in call order. An operation whose
+ *    planning throws (its topic was deleted) is rejected alone and the group is planned again
+ *    without it.
+ * 3. Apply the group as conditional writes (`plan-view.ts`). If another thread or process
+ *    committed a change to what the group read, nothing is written and the group goes back to 2.
+ *    No JavaScript runs while LMDB's write lock is held, so a worker thread terminated at any
+ *    moment never leaves the lock taken (see `topic.ts`).
+ *
+ * Latency. An operation queued while the handle is idle starts a group after `lingerMs` (0: at
+ * the next event-loop turn, so that the appends of one turn share a transaction). Operations
+ * queued while a group is in flight start the next group as soon as it commits, without
+ * lingering: under load, batching comes from the commit time itself.
+ *
+ * Errors: a storage failure rejects every operation of the group with LogStorageError; giving up
+ * after MAX_ATTEMPTS conflicting groups (only under extreme cross-process contention) too.
+ */
+
+import { LogStorageError, WeirError } from '../errors.js';
+import { applyConditionally, PlanView } from './plan-view.js';
+
+/** An operation planned on a view: returns its result, having written its ops into the view. */
+export type PlanFunction<R> = (view: PlanView) => R;
+
+interface QueuedOperation {
+  readonly records: number;
+  readonly plan: PlanFunction<unknown>;
+  readonly resolve: (result: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  readonly dir: string;
+  /** Wait this long from idle before starting a group (0: next event-loop turn). */
+  readonly lingerMs: number;
+  /** Records per group at most (an operation larger than this is written alone). */
+  readonly maxBatchRecords: number;
+  /** Called before planning each group: renew the read snapshot. */
+  readonly renewSnapshot: () => void;
+  /** Called after each group committed (wakes tailing readers). */
+  readonly onCommit: () => void;
+}
+
+/** Conflicting groups before giving up (each one means another writer committed meanwhile). */
+export const MAX_ATTEMPTS = 1000;
+
+export class GroupCommit {
+  readonly #o: GroupCommitOptions;
+  /** FIFO; operations leave it only when taken into a group. */
+  #queue: QueuedOperation[] = [];
+  /** Resolves when the queue has drained; `undefined` while idle. */
+  #running: Promise<void> | undefined;
+
+  constructor(options: GroupCommitOptions) {
+    this.#o = options;
+  }
+
+  /** Whether operations are queued or a group is in flight. */
+  get busy(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** Queues `plan`; resolves with its result once its group is durable. */
+  submit<R>(records: number, plan: PlanFunction<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ records, plan, resolve: resolve as (r: unknown) => void, reject });
+      if (this.#running === undefined) this.#running = this.#drain();
+    });
+  }
+
+  /** Resolves when every operation submitted so far has settled. */
+  idle(): Promise<void> {
+    return this.#running ?? Promise.resolve();
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      await linger(this.#o.lingerMs);
+      while (this.#queue.length > 0) {
+        const group = this.#take();
+        try {
+          await this.#commit(group);
+        } catch (error) {
+          const failure = asStorageError(error, this.#o.dir);
+          for (const op of group) op.reject(failure);
+        }
+      }
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  #take(): QueuedOperation[] {
+    let records = 0;
+    let n = 0;
+    while (n < this.#queue.length) {
+      const next = this.#queue[n].records;
+      if (n > 0 && records + next > this.#o.maxBatchRecords) break;
+      records += next;
+      n++;
+    }
+    return this.#queue.splice(0, n);
+  }
+
+  async #commit(group: QueuedOperation[]): Promise<void> {
+    for (let attempt = 1; group.length > 0; attempt++) {
+      this.#o.renewSnapshot();
+      const view = new PlanView();
+      const results: unknown[] = [];
+      let failed = -1;
+      for (let i = 0; i < group.length; i++) {
+        try {
+          results.push(group[i].plan(view));
+        } catch (error) {
+          group[i].reject(error);
+          failed = i;
+          break;
+        }
+      }
+      if (failed >= 0) {
+        // Its reads or writes may be in the view: plan the others again on a fresh one.
+        group = group.filter((_, i) => i !== failed);
+        continue;
+      }
+      if (view.ops.length === 0 || (await applyConditionally(view))) {
+        for (let i = 0; i < group.length; i++) group[i].resolve(results[i]);
+        if (view.ops.length > 0) this.#o.onCommit();
+        return;
+      }
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new LogStorageError(
+          `log ${this.#o.dir}: a group of ${group.length} appends gave up after ${attempt} attempts: other writers kept changing what it read`,
+        );
+      }
+    }
+  }
+}
+
+function linger(ms: number): Promise<void> {
+  return new Promise((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
+}
+
+/** Our own typed errors pass through; anything LMDB throws becomes a LogStorageError. */
+export function asStorageError(error: unknown, dir: string): unknown {
+  if (error instanceof WeirError) return error;
+  return new LogStorageError(`log ${dir}: write transaction failed`, { cause: error });
+}
