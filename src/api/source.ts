@@ -17,8 +17,11 @@ export interface SourceContext extends RuntimeContext {
 /** Outcome of one {@link SourceReader.poll}. */
 export type PollResult =
   | { readonly state: 'more' }
-  /** Nothing available now; poll again after `ms` (a rate limit or an idle unbounded input). */
-  | { readonly state: 'idle'; readonly ms: number }
+  /**
+   * Nothing available now; poll again after `ms` (a rate limit or an idle unbounded input), or
+   * as soon as `wake` resolves (an input that can tell when it has something again).
+   */
+  | { readonly state: 'idle'; readonly ms: number; readonly wake?: Promise<void> }
   | { readonly state: 'end' };
 
 export interface SourceReader<T> {

@@ -12,8 +12,9 @@
  * `bounded: true` stops each partition at the end offset observed when the job first started;
  * that end is part of the split state, so a restore ends at the same place however much was
  * appended since. (A failure before the first completed checkpoint restarts fresh and observes
- * the ends again.) Unbounded, a caught-up reader polls `idle` for {@link IDLE_MS} and picks up
- * new appends from any thread or process.
+ * the ends again.) Unbounded, a caught-up reader goes idle until the log's wake-up fires
+ * (`log-wakeup.ts`): at once for an append from any thread of this process, within the log's
+ * `pollMs` (50 ms) for an append from another process; {@link IDLE_MS} bounds the wait anyway.
  *
  * Retention may delete records a reader has not reached: the reader skips to the first retained
  * offset and counts the skipped offsets in the `recordsLostToRetention` metric.
@@ -48,12 +49,11 @@ export interface LogSplit {
   end: number | null;
 }
 
-/** How long a caught-up unbounded reader waits before polling again. */
-export const IDLE_MS = 10;
+/** Longest a caught-up unbounded reader waits before polling again (its wake-up is usually sooner). */
+export const IDLE_MS = 100;
 
 const MORE: PollResult = { state: 'more' };
 const END: PollResult = { state: 'end' };
-const IDLE: PollResult = { state: 'idle', ms: IDLE_MS };
 
 export function log<T = unknown>(options: LogSourceOptions): Source<T> {
   const { dir, topic, startFrom = 'earliest', bounded = false } = options ?? ({} as LogSourceOptions);
@@ -181,7 +181,9 @@ class LogReader<T> implements SourceReader<T> {
       this.#current = (index + 1) % n;
       return MORE;
     }
-    return this.#bounded && unfinished === 0 ? END : IDLE;
+    if (this.#bounded && unfinished === 0) return END;
+    // Synchronous since the reads above: no commit notice can have been missed in between.
+    return { state: 'idle', ms: IDLE_MS, wake: this.#topic.nextAppend() };
   }
 
   /** Nothing readable at `next`: if retention deleted it, move to the first retained offset. */

@@ -7,6 +7,7 @@ export type {
   Durability,
   LogKey,
   LogOptions,
+  TailOptions,
   TopicOptions,
   TransactionalAppendOptions,
 } from './log-options.js';
@@ -18,3 +19,4 @@ export type {
   Topic,
   TransactionalAppendResult,
 } from './topic.js';
+export type { TopicTail } from './topic-tail.js';

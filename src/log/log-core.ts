@@ -13,7 +13,7 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
-import { LogClosedError, LogStorageError } from '../errors.js';
+import { InvalidOptionError, LogClosedError, LogStorageError } from '../errors.js';
 import { asStorageError, GroupCommit, type PlanFunction } from './group-commit.js';
 import {
   DATA_FILE,
@@ -106,12 +106,10 @@ export class LogCore {
     try {
       root = open(logEnvironmentOptions(dir, settings.durability));
     } catch (cause) {
-      throw new LogStorageError(
-        `cannot open log ${dir} (every handle on one directory within a process must use the same durability)`,
-        { cause },
-      );
+      throw new LogStorageError(`cannot open log ${dir}`, { cause });
     }
     try {
+      checkSameDurability(root, dir, settings.durability);
       const core = new LogCore(dir, root, settings);
       const format = core.info.get(INFO_FORMAT);
       if (format === undefined) {
@@ -126,7 +124,7 @@ export class LogCore {
     } catch (error) {
       // Close before rethrowing, or this thread keeps a reference on the shared environment.
       void root.close();
-      if (error instanceof LogStorageError) throw error;
+      if (error instanceof LogStorageError || error instanceof InvalidOptionError) throw error;
       throw new LogStorageError(`cannot open log ${dir}`, { cause: error });
     }
   }
@@ -184,5 +182,33 @@ export class LogCore {
       this.#closing = this.#group.busy ? this.#group.idle().then(() => this.root.close()) : this.root.close();
     }
     return this.#closing;
+  }
+}
+
+/** Codes of the durabilities in the environment's shared word (0: not claimed yet). */
+const DURABILITY_CODES: Readonly<Record<Durability, number>> = { fsync: 1, os: 2 };
+
+/**
+ * lmdb-js shares one native environment per path and process, opened with the FIRST opener's
+ * flags, and silently ignores a later opener's `noSync`: a handle asking for fsync durability
+ * would get none. So the first handle claims its durability in a word shared by every thread's
+ * handle on the environment (an lmdb-js user shared buffer), and a handle asking otherwise fails.
+ * @throws InvalidOptionError on a mismatch.
+ */
+function checkSameDurability(root: RootDatabase, dir: string, durability: Durability): void {
+  const shared = (
+    root as unknown as {
+      getUserSharedBuffer(id: string, init: ArrayBuffer, options: { envKey: boolean }): ArrayBuffer;
+    }
+  ).getUserSharedBuffer('weir-log-durability', new ArrayBuffer(4), { envKey: true });
+  const word = new Int32Array(shared);
+  const code = DURABILITY_CODES[durability];
+  const claimed = Atomics.compareExchange(word, 0, 0, code);
+  if (claimed !== 0 && claimed !== code) {
+    const other = claimed === DURABILITY_CODES.os ? 'os' : 'fsync';
+    throw new InvalidOptionError(
+      'openLog(options.durability)',
+      `this process has ${dir} open with durability '${other}'; every handle on one directory within a process must use the same durability, got '${durability}'`,
+    );
   }
 }

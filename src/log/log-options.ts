@@ -92,6 +92,14 @@ export interface AppendOptions<T = unknown> {
   readonly partition?: number;
 }
 
+/** Options of `topic.tail(partition, options)`. */
+export interface TailOptions {
+  /** First offset to yield: an offset, `'earliest'` (first retained record, default) or `'latest'` (the current end). */
+  readonly from?: number | 'earliest' | 'latest';
+  /** Records read per range scan (default 256). */
+  readonly batch?: number;
+}
+
 export interface TransactionalAppendOptions<T = unknown> extends AppendOptions<T> {
   /** Names the transaction: a second append with the same id (and writer) appends nothing. */
   readonly transactionId: string;

@@ -45,6 +45,8 @@ import {
   checkOptionsObject,
   checkPositiveInteger,
   checkTransactionId,
+  describe,
+  type TailOptions,
   type TransactionalAppendOptions,
 } from './log-options.js';
 import { appendTimeOf, stampAppendTime } from './log-record-codec.js';
@@ -56,6 +58,7 @@ import {
 } from './partition-routing.js';
 import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
 import { hasRetention, retentionDeletesHead } from './retention.js';
+import { TopicTail } from './topic-tail.js';
 
 /** One record read back. */
 export interface LogRecord<T = unknown> {
@@ -202,6 +205,43 @@ export class Topic<T = unknown> {
       out.push({ offset: key[2] as number, value: codec.decode(value) as T });
     }
     return out;
+  }
+
+  /**
+   * Reads `partition` from `options.from` on (an offset, `'earliest'` — the first retained
+   * record, the default — or `'latest'` — the current end), and once caught up waits for new
+   * records: woken at once by appends from this process, within `pollMs` (an `openLog` option,
+   * default 50) by appends from other processes. `break` out of `for await` (or `return()`) ends
+   * it, also while it waits; closing the log ends it too. Records are read `options.batch` (default
+   * 256) at a time. See `topic-tail.ts`.
+   */
+  tail(partition: number, options?: TailOptions): TopicTail<T> {
+    this.#checkPartition(partition, 'tail(partition)');
+    const o = checkOptionsObject(options, 'tail(options)');
+    for (const k of Object.keys(o)) {
+      if (k !== 'from' && k !== 'batch')
+        throw new InvalidOptionError('tail(options)', `unknown option ${describe(k)}`);
+    }
+    const batch = o.batch === undefined ? 256 : checkPositiveInteger(o.batch, 'tail(options.batch)');
+    let from: number;
+    if (o.from === undefined || o.from === 'earliest') from = this.startOffset(partition);
+    else if (o.from === 'latest') from = this.endOffset(partition);
+    else if (typeof o.from === 'number' && Number.isSafeInteger(o.from) && o.from >= 0) from = o.from;
+    else {
+      throw new InvalidOptionError(
+        'tail(options.from)',
+        `must be a non-negative integer offset, 'earliest' or 'latest', got ${describe(o.from)}`,
+      );
+    }
+    return new TopicTail<T>(this.#core, this, partition, from, batch);
+  }
+
+  /**
+   * @internal For `sources.log`: resolves at the next append committed by this process, or after
+   * at most `pollMs` (appends by other processes are seen by polling). May resolve spuriously.
+   */
+  nextAppend(): Promise<void> {
+    return this.#core.wakeup.next();
   }
 
   /** The next offset `partition` will assign (= number of records ever appended to it). */

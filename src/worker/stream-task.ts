@@ -227,6 +227,8 @@ export class StreamTask implements BarrierHandlerActions {
       if (r.state === 'end') return;
       if (r.state === 'idle') {
         this.#flushOutputs();
+        // The reader's own wake-up (e.g. an append to the log it reads) cuts the sleep short.
+        r.wake?.then(() => this.#wakeup.wake());
         await this.#wakeup.sleep(Math.min(r.ms, this.#msUntilDeadline()));
         lastYield = performance.now();
         continue;
