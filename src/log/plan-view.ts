@@ -117,9 +117,14 @@ export class PlanView {
   }
 }
 
-/** Keys are strings or arrays of strings and numbers: JSON tells them apart exactly. */
+/**
+ * Keys are strings or arrays of strings and numbers: all-number arrays (records, partitions — the
+ * hot path) join cheaply, anything else goes through JSON, which tells them apart exactly.
+ */
 function keyString(key: Key | string): string {
-  return typeof key === 'string' ? `s${key}` : JSON.stringify(key);
+  if (typeof key === 'string') return `s${key}`;
+  for (let i = 0; i < key.length; i++) if (typeof key[i] !== 'number') return JSON.stringify(key);
+  return key.join(',');
 }
 
 /** Inside a synchronous write transaction. */
