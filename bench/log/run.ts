@@ -6,7 +6,9 @@
  * same machine, the same single-record load against NATS JetStream (file storage,
  * 127.0.0.1:4222) and Redis XADD (127.0.0.1:6379), each skipped with a printed reason when not
  * reachable. Cases run in interleaved rounds (default 2); the table shows the best and the worst
- * round, so the spread under a loaded machine is visible.
+ * round, so the spread under a loaded machine is visible, and the CPU time this process spent
+ * per record (every thread; for the brokers only the client's side), which depends far less on
+ * what else the machine runs than the rates do.
  *
  * Run: node --import tsx bench/log/run.ts [--quick] [--rounds N] [--seconds S] [--json PATH]
  * (default JSON path: bench/results/log.json). `weir bench --suite log` runs it.
@@ -52,6 +54,8 @@ interface Outcome {
   readonly seconds: number;
   /** Sorted append latencies, ms. */
   readonly latencies: Float64Array;
+  /** CPU time of this process (every thread, lmdb-js's write thread included), µs. */
+  readonly cpuMicros: number;
 }
 
 type Appender = (appender: number, seq: number) => Promise<unknown>;
@@ -60,6 +64,7 @@ type Appender = (appender: number, seq: number) => Promise<unknown>;
 async function closedLoop(concurrency: number, recordsPerAppend: number, append: Appender): Promise<Outcome> {
   const latencies: number[] = [];
   let appends = 0;
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const end = start + SECONDS * 1000;
   await Promise.all(
@@ -73,8 +78,15 @@ async function closedLoop(concurrency: number, recordsPerAppend: number, append:
     }),
   );
   const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
   const sorted = Float64Array.from(latencies).sort();
-  return { appends, records: appends * recordsPerAppend, seconds, latencies: sorted };
+  return {
+    appends,
+    records: appends * recordsPerAppend,
+    seconds,
+    latencies: sorted,
+    cpuMicros: used.user + used.system,
+  };
 }
 
 interface Case {
@@ -256,6 +268,8 @@ async function main(): Promise<void> {
       'records/s best (worst)': spread(recordsPerSec),
       'p50 ms': pct(best.latencies, 0.5).toFixed(2),
       'p99 ms': pct(best.latencies, 0.99).toFixed(2),
+      // Load-independent: what a record costs this process (the broker's own CPU not included).
+      'client CPU µs/record': (best.cpuMicros / best.records).toFixed(1),
     });
     json.push({
       system: c.system,
@@ -267,6 +281,7 @@ async function main(): Promise<void> {
         recordsPerSec: r.records / r.seconds,
         p50Ms: pct(r.latencies, 0.5),
         p99Ms: pct(r.latencies, 0.99),
+        cpuMicrosPerRecord: r.cpuMicros / r.records,
       })),
     });
   }

@@ -55,7 +55,10 @@ export class PlanView {
   readonly conditions: PlanCondition[] = [];
   /** Writes of the whole group in planning order (later writes of a key win, as in LMDB). */
   readonly ops: PlanOp[] = [];
-  /** Invariant: holds exactly the keys `ops` writes, with their last written value. */
+  /**
+   * Invariant: holds every key `ops` writes with its last written value, except writes made with
+   * {@link putUnread}, which nothing reads.
+   */
   readonly #overlay = new Map<Database<any, any>, Map<string, Overlaid>>();
   readonly #required = new Map<Database<any, any>, Set<string>>();
 
@@ -103,6 +106,14 @@ export class PlanView {
       version === undefined ? { kind: 'put', db, key, value } : { kind: 'put', db, key, value, version },
     );
     this.#layer(db).set(keyString(key), { value, version: version ?? null });
+  }
+
+  /**
+   * A write no later read of this group looks at (a record of a topic without retention: only
+   * retention reads records while planning). Skips the overlay: the hot path of an append.
+   */
+  putUnread(db: Database<any, any>, key: Key | string, value: unknown): void {
+    this.ops.push({ kind: 'put', db, key, value });
   }
 
   remove(db: Database<any, any>, key: Key | string): void {

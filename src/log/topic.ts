@@ -449,6 +449,8 @@ export class Topic<T = unknown> {
       );
     }
     const now = core.clock();
+    // Only retention reads records while planning: without it, records skip the view's overlay.
+    const retained = hasRetention(meta.retention);
     const positions: LogPosition[] = new Array(values.length);
     const touched = new Map<number, { entry: VersionedEntry<PartitionMeta>; end: number; bytes: number }>();
     for (let i = 0; i < values.length; i++) {
@@ -462,7 +464,8 @@ export class Topic<T = unknown> {
       // Stamped in place: lmdb-js copies the value when the write is issued.
       const value = asBuffer(values[i]);
       stampAppendTime(value, now);
-      view.put(core.records, [this.#id, partition, state.end], value);
+      if (retained) view.put(core.records, [this.#id, partition, state.end], value);
+      else view.putUnread(core.records, [this.#id, partition, state.end], value);
       positions[i] = { partition, offset: state.end };
       state.end++;
       state.bytes += value.length;
