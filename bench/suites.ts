@@ -47,11 +47,6 @@ export const SUITES: readonly SuiteEntry[] = [
     what: 'records/s between two worker threads: SharedArrayBuffer rings vs postMessage',
   },
   {
-    name: 'log',
-    script: 'bench/log/run.ts',
-    what: 'embedded log ingest: durable appends/s and p50/p99 for 1–512 concurrent appenders and 256-record batches (fsync, os) vs NATS JetStream and Redis XADD',
-  },
-  {
     name: 'state',
     script: 'bench/state/sync-pause.ts',
     what: 'heap keyed state: sync pause at the barrier and async serialization vs a deep copy',
@@ -60,6 +55,11 @@ export const SUITES: readonly SuiteEntry[] = [
     name: 'keyed-access',
     script: 'bench/state/keyed-access.ts',
     what: 'ns per record of the keyed state access (setCurrentKey + value + update) vs a plain Map',
+  },
+  {
+    name: 'log',
+    script: 'bench/log/run.ts',
+    what: 'embedded log ingest: durable appends/s and p50/p99 for 1–512 concurrent appenders and 256-record batches (fsync, os) vs NATS JetStream and Redis XADD',
   },
 ];
 

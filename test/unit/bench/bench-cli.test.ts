@@ -27,7 +27,7 @@ describe('weir bench (CLI)', () => {
     const r = weir('bench', '--suite', 'pipeline,nope');
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(
-      /unknown suite nope; the suites are pipeline, checkpoint, latency, recovery, channels, state/,
+      /unknown suite nope; the suites are pipeline, pipeline-cpu-heavy, checkpoint, latency, recovery, channels, state, keyed-access, log/,
     );
     expect(r.stdout).not.toContain('━━ pipeline');
   });
