@@ -401,12 +401,16 @@ export class Topic<T = unknown> {
 
   /** Plans and applies inside one synchronous write transaction (the reads see the latest state). */
   #applySync<R>(plan: (view: PlanView) => R): R {
-    return this.#core.writeSync(() => {
+    let wrote = false;
+    const result = this.#core.writeSync(() => {
       const view = new PlanView();
-      const result = plan(view);
+      const planned = plan(view);
       for (const op of view.ops) applyOpSync(op);
-      return result;
+      wrote = view.ops.length > 0;
+      return planned;
     });
+    if (wrote) this.#core.wakeup.committed();
+    return result;
   }
 
   /** Queues the plan for this handle's next group commit (`group-commit.ts`). */

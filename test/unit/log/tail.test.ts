@@ -106,6 +106,41 @@ describe('topic.tail', () => {
     expect(total).toBe(2 * 10 * 7);
   });
 
+  it('is woken by appends of this process without polling (other handle, other thread)', async () => {
+    const t = tempLogDir('wake');
+    cleanups.push(t.remove);
+    // A poll interval no test run reaches: only the in-process wake-ups can end the waits.
+    const log = openLog(t.dir, { pollMs: 2_000_000_000 });
+    cleanups.push(() => log.close());
+    const topic = log.topic<{ appender: string; seq: number }>('events', { partitions: 1 });
+    const tail = topic.tail(0);
+    const first = tail.next();
+    // Same handle.
+    await topic.append([{ appender: 'self', seq: 0 }]);
+    expect((await first).value).toMatchObject({ offset: 0 });
+    // Another handle of this thread.
+    const other = openLog(t.dir);
+    const second = tail.next();
+    await other.topic('events').append([{ appender: 'other', seq: 0 }]);
+    expect((await second).value).toMatchObject({ offset: 1 });
+    await other.close();
+    // Another thread.
+    const third = tail.next();
+    const gate = new SharedArrayBuffer(4);
+    const worker = new Worker(APPENDER, {
+      workerData: { dir: t.dir, topic: 'events', appender: 'thread', batches: 1, batchSize: 1, gate },
+    });
+    cleanups.push(() => worker.terminate());
+    worker.on('message', (m: { kind: string }) => {
+      if (m.kind === 'ready') {
+        Atomics.store(new Int32Array(gate), 0, 1);
+        Atomics.notify(new Int32Array(gate), 0);
+      }
+    });
+    expect((await third).value).toMatchObject({ offset: 2, value: { appender: 'thread' } });
+    await tail.return();
+  });
+
   it('checks its options', () => {
     const { log } = setup('options');
     const topic = log.topic<number>('events', { partitions: 1 });
