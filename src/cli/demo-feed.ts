@@ -3,9 +3,10 @@
  * at the offered rate while the job runs, like a service appending events from its request
  * handlers. Every `tickMs` it appends the clicks that are due by then (`rate` per second since the
  * start), each to partition `seq mod partitions` (so a partition holds its clicks in `seq` order),
- * stamped with the wall-clock time of the append call. It uses the asynchronous `append` (one
- * LMDB transaction and fsync per partition and tick, nothing blocks the event loop); when an
- * append takes longer than a tick, the next batch is simply larger.
+ * stamped with the wall-clock time of the append call. It uses the asynchronous `append` (the
+ * appends of one tick, one per partition, share one group-committed LMDB transaction and fsync;
+ * nothing blocks the event loop); when an append takes longer than a tick, the next batch is
+ * simply larger.
  */
 
 import type { Topic } from '../log/topic.js';

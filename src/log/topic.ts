@@ -3,25 +3,28 @@
  * msgpack records with dense offsets from 0.
  *
  * Appends. The records of one append are encoded and routed to partitions before anything is
- * written (a record that cannot be encoded, or a key that cannot be hashed, rejects the whole
- * batch). Then a write plan is computed from the current partition metadata (next offsets,
- * retention, transaction markers) and applied in one LMDB write transaction, in one of two ways:
+ * written (a record that cannot be encoded, or a key that cannot be hashed, rejects that call
+ * only). Then the append is planned on a {@link PlanView} (next offsets, retention, transaction
+ * marker) and applied in one LMDB write transaction, in one of two ways:
  * - `appendSync`/`appendTransactionSync`: plan and apply inside a synchronous transaction.
- * - `append`/`appendTransaction`/`enforceRetention` (asynchronous): plan from a read snapshot,
- *   then apply as lmdb-js conditional writes — every write of the plan happens only if the
- *   metadata it was planned from is unchanged (entry versions) and the transaction marker does
- *   not exist yet; otherwise nothing is written and the plan is recomputed (optimistic
- *   concurrency). No JavaScript runs while the write lock is held, which matters in worker
- *   threads: lmdb-js cannot release the lock of a thread terminated (`worker.terminate()`)
- *   inside a synchronous transaction, and every later writer in the process then hangs. Use
- *   the asynchronous methods in threads that may be terminated.
+ * - `append`/`appendTransaction`/`enforceRetention` (asynchronous): queued on the handle's group
+ *   commit (`group-commit.ts`): every operation queued while the previous group was written is
+ *   planned together, in call order, from a fresh read snapshot, and applied as lmdb-js
+ *   conditional writes — the group is written only if the metadata it was planned from is
+ *   unchanged (entry versions) and its transaction markers do not exist yet; otherwise nothing
+ *   is written and the group is planned again (optimistic concurrency across handles). No
+ *   JavaScript runs while the write lock is held, which matters in worker threads: lmdb-js cannot
+ *   release the lock of a thread terminated (`worker.terminate()`) inside a synchronous
+ *   transaction, and every later writer in the process then hangs. Use the asynchronous methods
+ *   in threads that may be terminated.
  * Write transactions are serialised across every thread and process with the directory open,
- * so concurrent appenders never get the same offset and never lose a record; one appender's
- * records to a partition keep their order.
+ * so concurrent appenders never get the same offset and never lose a record; one handle's
+ * appends land in call order.
  *
- * Cost: one LMDB transaction (one fsync) per append, whatever the batch size (plus one per retry
- * under contention); batch for throughput. Reads are synchronous memory-mapped range scans,
- * O(records returned).
+ * Cost: asynchronous appends share one LMDB transaction (one fsync with `durability: 'fsync'`)
+ * per group — under load, everything appended on the handle while the previous group committed
+ * (plus one more per conflict with another handle); a synchronous append is one transaction.
+ * Reads are synchronous memory-mapped range scans, O(records returned).
  *
  * One file of ~680 lines on purpose: both write paths run the same planners, and the planners
  * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
