@@ -26,7 +26,7 @@
  * (plus one more per conflict with another handle); a synchronous append is one transaction.
  * Reads are synchronous memory-mapped range scans, O(records returned).
  *
- * One file of ~680 lines on purpose: both write paths run the same planners, and the planners
+ * One file of ~610 lines on purpose: both write paths run the same planners, and the planners
  * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
  * windows, entry versions); splitting them would spread one invariant over several files.
  */
