@@ -1,6 +1,6 @@
 /** The `weir` command: argument parsing and dispatch to subcommands. */
 
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import {
   type CompletedCheckpointStats,
   type JobClient,
@@ -8,145 +8,156 @@ import {
   type JobResult,
   startJob,
 } from '../coordinator/job-client.js';
-import type { JobOptions } from '../coordinator/job-options.js';
-import { JobCancelledError, WeirError } from '../errors.js';
+import { JobCancelledError, JobModuleError, WeirError } from '../errors.js';
 import { describePlan } from '../graph/describe-plan.js';
+import { didYouMean } from './did-you-mean.js';
+import { parseRunArgs, type RunArgs, runHelp, wantsHelp } from './run-args.js';
+import { formatRunTimes } from './run-summary.js';
+import { UsageError } from './usage-error.js';
 
-const USAGE = `usage:
-  weir run <job> [--parallelism N] [--max-parallelism N] [--arg key=value]...
-                 [--checkpoint-interval MS] [--mode exactly-once|at-least-once]
-                 [--checkpoint-dir DIR] [--restore latest|PATH] [--restart-attempts N]
-                 [--state-backend heap|lmdb] [--plan] [--json] [--verbose]
-                 [--unaligned] [--incremental] [--savepoint-on-stop DIR]
-                 SIGTERM/SIGINT stop the job (in-flight checkpoint aborted, exit 143/130);
-                 rerun with the same --checkpoint-dir and --restore latest to resume;
-                 with --savepoint-on-stop DIR they first take a savepoint into DIR
-                 (resume with --restore DIR)
-  weir checkpoints DIR [--json]   list and verify the checkpoints in DIR
-  weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
-                       the benchmark suites of a source checkout (what \`npm run bench\` runs)
-  weir demo            the end-to-end demo (what \`npm start\` runs)
-  weir help`;
+export { parseRunArgs } from './run-args.js';
+
+/** A `weir` command: its name, its line in the usage, its `--help` text and what runs it. */
+interface Command {
+  readonly name: string;
+  readonly usage: string;
+  readonly help: () => string;
+  readonly run: (args: readonly string[]) => Promise<number>;
+}
+
+const COMMANDS: readonly Command[] = [
+  {
+    name: 'run',
+    usage: 'weir run <job> [flags]         run a job module to its end (weir run --help: the flags)',
+    help: runHelp,
+    run: (args) => runCommand(args),
+  },
+  {
+    name: 'checkpoints',
+    usage: 'weir checkpoints DIR [--json]  list and verify the checkpoints in DIR',
+    help: () =>
+      [
+        'usage: weir checkpoints DIR [--json]',
+        '',
+        'Lists the checkpoints in DIR (a --checkpoint-dir or a savepoint) and verifies every',
+        "chunk's checksum. Exit codes: 0 all good, 1 damage found, 2 usage error.",
+      ].join('\n'),
+    run: async (args) => (await import('./checkpoints-command.js')).checkpointsCommand(args),
+  },
+  {
+    name: 'bench',
+    usage:
+      'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]\n' +
+      '                                 the benchmark suites of a source checkout (npm run bench)',
+    help: () =>
+      [
+        'usage: weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]',
+        '',
+        'Runs the benchmark suites of a source checkout (what `npm run bench` runs); see bench/README.md.',
+      ].join('\n'),
+    run: async (args) => (await import('./bench-command.js')).benchCommand(args),
+  },
+  {
+    name: 'demo',
+    usage: 'weir demo                      the end-to-end demo (what `npm start` runs)',
+    help: () =>
+      [
+        'usage: weir demo',
+        '',
+        'Runs the end-to-end demo: exactly-once vs at-least-once, with a crash in each run (see the',
+        'README). WEIR_DEMO_RECORDS, WEIR_DEMO_RATE and WEIR_DEMO_OUT change it.',
+      ].join('\n'),
+    run: () => demoCommand(),
+  },
+];
+
+/** Exit codes of every command; the README lists the same. */
+const EXIT_CODES =
+  'exit codes: 0 success, 1 the job (or command) failed, 2 usage error, 130 SIGINT, 143 SIGTERM';
+
+function usage(): string {
+  return [
+    'usage:',
+    ...COMMANDS.map((c) => `  ${c.usage}`),
+    "  weir help [COMMAND]            this help, or a command's (also: weir COMMAND --help)",
+    '  weir --version                 the installed weir version',
+    '',
+    EXIT_CODES,
+  ].join('\n');
+}
+
+/** weir's version, from the package.json above dist/ (read when asked: not on any hot path). */
+export function weirVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'run':
-      return runCommand(rest);
-    case 'checkpoints':
-      return (await import('./checkpoints-command.js')).checkpointsCommand(rest);
-    case 'demo':
-      return demoCommand();
-    case 'bench':
-      return (await import('./bench-command.js')).benchCommand(rest);
+  const [name, ...rest] = argv;
+  switch (name) {
     case undefined:
-    case 'help':
     case '--help':
     case '-h':
-      console.log(USAGE);
+      console.log(usage());
       return 0;
-    default:
-      console.error(`weir: unknown command ${JSON.stringify(command)}\n${USAGE}`);
-      return 2;
+    case '--version':
+    case '-V':
+    case 'version':
+      console.log(weirVersion());
+      return 0;
+    case 'help': {
+      if (rest[0] === undefined) {
+        console.log(usage());
+        return 0;
+      }
+      const command = findCommand(rest[0]);
+      if (typeof command === 'string') {
+        console.error(command);
+        return 2;
+      }
+      console.log(command.help());
+      return 0;
+    }
   }
+  const command = findCommand(name);
+  if (typeof command === 'string') {
+    console.error(`${command}\n${usage()}`);
+    return 2;
+  }
+  if (wantsHelp(rest)) {
+    console.log(command.help());
+    return 0;
+  }
+  return command.run(rest);
 }
 
-/** Parses `weir run` flags into job options; throws a usage error naming the flag. */
-export function parseRunArgs(args: readonly string[]): {
-  job: string;
-  options: JobOptions;
-  json: boolean;
-  plan: boolean;
-  verbose: boolean;
-  savepointOnStop: string | undefined;
-} {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      parallelism: { type: 'string', short: 'p' },
-      'max-parallelism': { type: 'string' },
-      arg: { type: 'string', multiple: true },
-      'checkpoint-interval': { type: 'string' },
-      mode: { type: 'string' },
-      'checkpoint-dir': { type: 'string' },
-      restore: { type: 'string' },
-      'restart-attempts': { type: 'string' },
-      'state-backend': { type: 'string' },
-      unaligned: { type: 'boolean' },
-      incremental: { type: 'boolean' },
-      'savepoint-on-stop': { type: 'string' },
-      json: { type: 'boolean' },
-      plan: { type: 'boolean' },
-      verbose: { type: 'boolean', short: 'v' },
-    },
-  });
-  if (positionals.length !== 1) throw new UsageError('weir run needs exactly one job module');
-  const num = (flag: string, v: string | undefined): number | undefined => {
-    if (v === undefined) return undefined;
-    const n = Number(v);
-    if (!Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  const jobArgs: Record<string, string> = {};
-  for (const kv of values.arg ?? []) {
-    const eq = kv.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--arg must be key=value, got ${JSON.stringify(kv)}`);
-    jobArgs[kv.slice(0, eq)] = kv.slice(eq + 1);
-  }
-  const interval = num('checkpoint-interval', values['checkpoint-interval']);
-  const attempts = num('restart-attempts', values['restart-attempts']);
-  const wantsCheckpoints =
-    interval !== undefined ||
-    values.mode !== undefined ||
-    values['checkpoint-dir'] !== undefined ||
-    values.unaligned ||
-    values.incremental ||
-    values['savepoint-on-stop'] !== undefined;
-  const options: JobOptions = {
-    parallelism: num('parallelism', values.parallelism),
-    maxParallelism: num('max-parallelism', values['max-parallelism']),
-    args: jobArgs,
-    stateBackend: values['state-backend'] as JobOptions['stateBackend'],
-    restoreFrom: values.restore,
-    checkpointing: wantsCheckpoints
-      ? {
-          interval: interval ?? 1000,
-          mode: values.mode as 'exactly-once' | 'at-least-once' | undefined,
-          dir: values['checkpoint-dir'],
-          unaligned: values.unaligned,
-          incremental: values.incremental,
-        }
-      : undefined,
-    restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
-  };
-  return {
-    job: positionals[0],
-    options,
-    json: values.json ?? false,
-    plan: values.plan ?? false,
-    verbose: values.verbose ?? false,
-    savepointOnStop: values['savepoint-on-stop'],
-  };
+/** The command named `name`, or the usage-error message for an unknown one. */
+function findCommand(name: string): Command | string {
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command) return command;
+  const names = [...COMMANDS.map((c) => c.name), 'help'];
+  return `weir: unknown command ${JSON.stringify(name)}${didYouMean(name, names)}`;
 }
-
-class UsageError extends Error {}
 
 async function runCommand(args: readonly string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseRunArgs>;
+  let parsed: RunArgs;
   try {
     parsed = parseRunArgs(args);
   } catch (e) {
-    console.error(`weir run: ${(e as Error).message}\n${USAGE}`);
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`weir run: ${e.message}\n(weir run --help lists the flags)`);
     return 2;
   }
-  const started = Date.now();
+  const started = performance.now();
   let stoppedBy: NodeJS.Signals | null = null;
   const stop = installStopHandlers(parsed.savepointOnStop, (signal) => {
     stoppedBy = signal;
   });
   try {
     const client = await startJob(parsed.job, parsed.options);
+    const loadMs = performance.now() - started;
     stop.attach(client);
     if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
     // Progress goes to stderr, so it does not disturb --json on stdout.
@@ -189,7 +200,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       return signal === 'SIGINT' ? 130 : 143;
     }
     if (parsed.json) console.log(JSON.stringify(jsonSummary(result)));
-    else printSummary(result, Date.now() - started);
+    else printSummary(result, performance.now() - started, loadMs);
     return 0;
   } catch (e) {
     if (stoppedBy !== null && e instanceof JobCancelledError) {
@@ -205,8 +216,10 @@ async function runCommand(args: readonly string[]): Promise<number> {
       console.log(JSON.stringify({ status: 'failed', error: errorJson(e) }));
     } else {
       console.error(`weir run: ${e instanceof WeirError ? e.message : ((e as Error)?.stack ?? e)}`);
+      // A JobModuleError's message already says what its cause says, located (file:line:column).
       const cause = (e as { cause?: unknown }).cause;
-      if (cause instanceof Error) console.error(`caused by: ${cause.message}`);
+      if (cause instanceof Error && !(e instanceof JobModuleError))
+        console.error(`caused by: ${cause.message}`);
     }
     return 1;
   } finally {
@@ -282,6 +295,7 @@ function jsonSummary(r: JobResult): unknown {
   return {
     status: r.status,
     durationMs: Math.round(r.metrics.durationMs),
+    startupMs: r.metrics.startupMs === undefined ? undefined : Math.round(r.metrics.startupMs),
     restarts: r.restarts,
     checkpoints: r.checkpoints,
     operators: r.metrics.operators,
@@ -289,7 +303,7 @@ function jsonSummary(r: JobResult): unknown {
   };
 }
 
-function printSummary(r: JobResult, wallMs: number): void {
+function printSummary(r: JobResult, wallMs: number, loadMs: number): void {
   const rows = r.metrics.operators.map((o) => [
     o.name,
     String(o.parallelism),
@@ -312,11 +326,14 @@ function printSummary(r: JobResult, wallMs: number): void {
       ),
     )
     .reduce((a, o) => a + o.recordsOut, 0);
-  const secs = r.metrics.durationMs / 1000;
   console.log(
-    `\nfinished in ${(wallMs / 1000).toFixed(2)} s (job ${secs.toFixed(2)} s); ` +
-      `${sourceOut} source records, ${Math.round(sourceOut / secs).toLocaleString('en-US')} records/s; ` +
-      `restarts ${r.restarts}, checkpoints ${r.checkpoints.length}`,
+    `\n${formatRunTimes({
+      wallMs,
+      loadMs,
+      jobMs: r.metrics.durationMs,
+      deployToRunningMs: r.metrics.startupMs,
+      sourceRecords: sourceOut,
+    })}; restarts ${r.restarts}, checkpoints ${r.checkpoints.length}`,
   );
   for (const [name, records] of Object.entries(r.sinks))
     console.log(`sink ${name}: ${records.length} records`);

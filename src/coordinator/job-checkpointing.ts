@@ -292,6 +292,7 @@ export class JobCheckpointing {
         this.#coordinator.taskFinished(task.key);
         break;
       case 'deliver':
+      case 'running':
       case 'failed':
         break;
     }

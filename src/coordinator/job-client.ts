@@ -39,6 +39,13 @@ export interface OperatorSummary {
 export interface JobMetrics {
   /** Wall time from deploy of the first attempt to the end of the job, ms. */
   readonly durationMs: number;
+  /**
+   * Start-up: wall time from deploy of the first attempt until every one of its tasks runs (job
+   * module loaded in every thread, channels open, state restored), ms. Undefined until then, and
+   * when the first attempt failed before all its tasks ran. `durationMs - startupMs` is the
+   * steady-state time, the right denominator for records/s.
+   */
+  readonly startupMs?: number;
   readonly operators: readonly OperatorSummary[];
 }
 
@@ -92,6 +99,9 @@ export class JobClient extends EventEmitter {
   #ended = false;
   #cancelled = false;
   #lastMetrics: ReadonlyMap<string, readonly OperatorMetrics[]> = new Map();
+  /** Tasks of the first attempt that reported `running`; at the last one, `#startupMs` is set. */
+  #runningTasks = 0;
+  #startupMs: number | undefined;
   /** Routes acknowledgements, declines and end-of-input to the checkpoint coordinator. */
   #checkpointEvents: ((task: DeployedTask, event: TaskEvent) => void) | null = null;
 
@@ -135,6 +145,7 @@ export class JobClient extends EventEmitter {
   metrics(): JobMetrics {
     return {
       durationMs: performance.now() - this.#startedAt,
+      startupMs: this.#startupMs,
       operators: summarize(this.plan, this.#lastMetrics),
     };
   }
@@ -340,6 +351,10 @@ export class JobClient extends EventEmitter {
         for (const r of event.records) bucket.push(r);
         break;
       }
+      case 'running':
+        if (this.#restarts === 0 && ++this.#runningTasks === this.#execution?.tasks.length)
+          this.#startupMs = performance.now() - this.#startedAt;
+        break;
       case 'failed':
       case 'finished':
       case 'input-ended':

@@ -133,6 +133,8 @@ export type TaskEvent =
       readonly stack: string | undefined;
     }
   /** All inputs ended and operators finished; with checkpointing the task now awaits the final checkpoint. */
+  /** The task loaded the job module, opened its channels and restored its state; it runs now. */
+  | { readonly kind: 'running' }
   | { readonly kind: 'input-ended' }
   | { readonly kind: 'finished'; readonly metrics: readonly OperatorMetrics[] };
 

@@ -159,6 +159,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       replay,
     });
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
+    post({ kind: 'running' });
     const metrics = await task.run();
     closeChannels?.();
     return { state: 'finished', metrics };
