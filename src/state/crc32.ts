@@ -31,5 +31,8 @@ export function crc32Table(data: Uint8Array): number {
 
 const native = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 
+/** Which implementation {@link crc32} is on this runtime: `'native'` on Node 20.15+, 22.2+, 24. */
+export const crc32Implementation: 'native' | 'table' = typeof native === 'function' ? 'native' : 'table';
+
 /** CRC-32 of `data` as an unsigned 32-bit integer. */
-export const crc32: Crc32Fn = typeof native === 'function' ? (data) => native(data) >>> 0 : crc32Table;
+export const crc32: Crc32Fn = crc32Implementation === 'native' ? (data) => native!(data) >>> 0 : crc32Table;

@@ -30,7 +30,7 @@ export function jobModuleUrl(module: string | URL, cwd = process.cwd()): string 
 
 export async function importJobModule(url: string): Promise<JobDefinition> {
   if (url.startsWith('file:') && !existsSync(fileURLToPath(url)))
-    throw new JobModuleError(url, `no such file: ${fileURLToPath(url)}`);
+    throw new JobModuleError(url, 'no such file');
   const pathname = new URL(url).pathname;
   // Decided by extension up front: Node caches a failed import of a URL, so "try, then register
   // and retry" has to retry under another URL (see below), which runs the module's top level again.

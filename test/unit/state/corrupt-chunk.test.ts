@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptStateError, KeyGroupCorruptError } from '../../../src/errors.js';
-import { crc32, crc32Table } from '../../../src/state/crc32.js';
+import { crc32, crc32Implementation, crc32Table } from '../../../src/state/crc32.js';
 import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
 
 async function serialized() {
@@ -57,5 +57,12 @@ describe('corrupt chunks', () => {
     const random = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7919) & 0xff);
     expect(crc32Table(random)).toBe(crc32(random));
     expect(crc32Table(new Uint8Array(0))).toBe(0);
+  });
+
+  it("uses the runtime's zlib.crc32 where it exists, the table only without it", async () => {
+    const zlib = await import('node:zlib');
+    expect(crc32Implementation).toBe(
+      typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? 'native' : 'table',
+    );
   });
 });
