@@ -21,7 +21,7 @@ export { parseRunArgs } from './run-args.js';
 interface Command {
   readonly name: string;
   readonly usage: string;
-  readonly help: () => string;
+  readonly help: () => string | Promise<string>;
   readonly run: (args: readonly string[]) => Promise<number>;
 }
 
@@ -49,12 +49,8 @@ const COMMANDS: readonly Command[] = [
     usage:
       'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]\n' +
       '                                 the benchmark suites of a source checkout (npm run bench)',
-    help: () =>
-      [
-        'usage: weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]',
-        '',
-        'Runs the benchmark suites of a source checkout (what `npm run bench` runs); see bench/README.md.',
-      ].join('\n'),
+    // The command's own usage (flags and suites), loaded only when asked for.
+    help: async () => (await import('./bench-command.js')).BENCH_USAGE,
     run: async (args) => (await import('./bench-command.js')).benchCommand(args),
   },
   {
@@ -117,7 +113,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         console.error(command);
         return 2;
       }
-      console.log(command.help());
+      console.log(await command.help());
       return 0;
     }
   }
@@ -127,7 +123,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (wantsHelp(rest)) {
-    console.log(command.help());
+    console.log(await command.help());
     return 0;
   }
   return command.run(rest);
