@@ -388,3 +388,53 @@ export class LogRecordEncodingError extends WeirError {
     );
   }
 }
+
+// ---------- async I/O (mapAsync) ----------
+
+/**
+ * A request of an async operator (`mapAsync` / `flatMapAsync`) did not settle within `timeoutMs`
+ * on its last allowed attempt. Names the operator, the subtask and the record's position in the
+ * subtask's input (counted from the start of the attempt, restored in-flight records first).
+ * Fails the task: the job restarts from the latest checkpoint, which re-issues the request.
+ */
+export class AsyncTimeoutError extends WeirError {
+  readonly code = 'ERR_WEIR_ASYNC_TIMEOUT';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly operator: string,
+    readonly subtaskIndex: number,
+    readonly recordPosition: number,
+    readonly timeoutMs: number,
+    readonly attempts: number,
+  ) {
+    super(
+      `${operator} (subtask ${subtaskIndex}): the request for input record #${recordPosition} timed out ` +
+        `after ${timeoutMs} ms on attempt ${attempts} of ${attempts}; raise timeoutMs or allow retries ` +
+        '(retry: { attempts, backoffMs })',
+    );
+  }
+}
+
+/**
+ * The promise an async operator's function returned was rejected (or the function threw) on the
+ * last allowed attempt, or a `flatMapAsync` function resolved to something that is not iterable.
+ * `cause` is the user's error. Fails the task.
+ */
+export class AsyncRequestError extends WeirError {
+  readonly code = 'ERR_WEIR_ASYNC_REQUEST';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly operator: string,
+    readonly subtaskIndex: number,
+    readonly recordPosition: number,
+    readonly attempts: number,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${operator} (subtask ${subtaskIndex}): the request for input record #${recordPosition} failed on ` +
+        `attempt ${attempts} of ${attempts}: ${reason}`,
+      options,
+    );
+  }
+}

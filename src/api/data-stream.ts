@@ -11,9 +11,13 @@
 
 import { InvalidGraphError } from '../errors.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
+import { resolveAsyncOptions } from './async-options.js';
 import { ConnectedStreams } from './connected-streams.js';
 import { DataStreamSink } from './data-stream-sink.js';
 import type {
+  AsyncFlatMapFunction,
+  AsyncMapFunction,
+  AsyncOptions,
   FilterFunction,
   FlatMapFunction,
   KeySelector,
@@ -52,6 +56,31 @@ export class DataStream<T> {
   map<R>(fn: MapFunction<T, R>): DataStream<R> {
     requireFunction(fn, 'map()');
     return this.#then({ kind: 'map', fn }, 'map');
+  }
+
+  /**
+   * Async I/O (Flink's `AsyncDataStream`): calls `fn(value, ctx)` for every record without
+   * waiting for it, keeps up to `options.capacity` requests in flight per subtask and emits each
+   * promise's result, in input order (`ordered: true`, the default) or as they complete. When
+   * the operator is full the task stops reading input (backpressure) without blocking its
+   * thread. A request that times out or rejects is retried per `options.retry`, else it fails
+   * the task (`AsyncTimeoutError` / `AsyncRequestError`). Under exactly-once checkpointing the
+   * records whose results are not emitted yet are part of the checkpoint and are requested again
+   * after a restore, so each result is emitted exactly once downstream of a restore — but `fn`
+   * itself may run more than once per record (make its side effects idempotent). See README,
+   * "Async I/O".
+   */
+  mapAsync<R>(fn: AsyncMapFunction<T, R>, options?: AsyncOptions): DataStream<R> {
+    requireFunction(fn, 'mapAsync()');
+    const resolved = resolveAsyncOptions(options, 'mapAsync()');
+    return this.#then({ kind: 'async', flat: false, fn, options: resolved }, 'map-async');
+  }
+
+  /** As {@link DataStream.mapAsync}, but `fn` resolves to any iterable of results (zero or more). */
+  flatMapAsync<R>(fn: AsyncFlatMapFunction<T, R>, options?: AsyncOptions): DataStream<R> {
+    requireFunction(fn, 'flatMapAsync()');
+    const resolved = resolveAsyncOptions(options, 'flatMapAsync()');
+    return this.#then({ kind: 'async', flat: true, fn, options: resolved }, 'flat-map-async');
   }
 
   /** Keeps the records for which `fn` returns `true`. */

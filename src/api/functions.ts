@@ -178,3 +178,63 @@ export interface CoProcessFunction<A, B, R, C extends RuntimeContext = RuntimeCo
     out: Collector<R>,
   ): void;
 }
+
+/**
+ * Context of `mapAsync` / `flatMapAsync` functions. One object per record, captured by the
+ * request: it stays valid while the request is in flight.
+ */
+export interface AsyncContext extends RuntimeContext {
+  /** Event timestamp (ms) of the input record, if any; the results carry the same timestamp. */
+  readonly timestamp: number | undefined;
+}
+
+/**
+ * Context of `keyBy(k).mapAsync` / `flatMapAsync` functions: the record's key. There is no keyed
+ * state (and no timers): while a request is in flight the task goes on with other records and
+ * other keys, so state read or written after an `await` would belong to whichever key came last.
+ * Read state in a keyed `process` before the async operator and pass it along in the record;
+ * write results to state in a keyed `process` after it. `ctx.state` and `ctx.timers` throw a
+ * `StateAccessError` saying so.
+ */
+export interface AsyncKeyedContext<K = unknown> extends AsyncContext {
+  readonly key: K;
+}
+
+/** `mapAsync`: one result per record, usually a promise of it. */
+export type AsyncMapFunction<T, R, C extends AsyncContext = AsyncContext> = (
+  value: T,
+  ctx: C,
+) => PromiseLike<R> | R;
+
+/** `flatMapAsync`: zero or more results per record (any iterable), usually a promise of them. */
+export type AsyncFlatMapFunction<T, R, C extends AsyncContext = AsyncContext> = (
+  value: T,
+  ctx: C,
+) => PromiseLike<Iterable<R>> | Iterable<R>;
+
+/** Options of `mapAsync` / `flatMapAsync` (Flink's `AsyncDataStream` parameters). */
+export interface AsyncOptions {
+  /**
+   * Most requests in flight per subtask (default 100). When the operator holds this many records
+   * whose results are not emitted yet, the task stops reading its input (backpressure) until one
+   * is emitted.
+   */
+  readonly capacity?: number;
+  /**
+   * How long one attempt of a request may take, in ms (default 30 000; `Infinity`: no timeout).
+   * A timed-out attempt is retried if `retry` allows, else it fails the task with an
+   * `AsyncTimeoutError`.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * `true` (default): results in input order. `false`: results as they complete, but never across
+   * a watermark (every result of a record before a watermark is emitted before it, and none after).
+   */
+  readonly ordered?: boolean;
+  /**
+   * Retries of a failed attempt (rejected, thrown or timed out). `attempts` is the total number of
+   * attempts per record (>= 1), `backoffMs` the pause before each retry (default 0). Without it a
+   * request is tried once.
+   */
+  readonly retry?: { readonly attempts: number; readonly backoffMs?: number };
+}

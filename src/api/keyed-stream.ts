@@ -10,9 +10,14 @@
 
 import { InvalidGraphError } from '../errors.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
+import { resolveAsyncOptions } from './async-options.js';
 import { ConnectedStreams } from './connected-streams.js';
 import { DataStream } from './data-stream.js';
 import type {
+  AsyncFlatMapFunction,
+  AsyncKeyedContext,
+  AsyncMapFunction,
+  AsyncOptions,
   KeyedContext,
   KeyedProcessFunction,
   KeyedProcessFunctionObject,
@@ -73,6 +78,35 @@ export class KeyedStream<T, K> {
         keySelector: this.#keySelector,
       },
       'keyed-process',
+    );
+  }
+
+  /**
+   * Keyed async I/O: as {@link DataStream.mapAsync}, and `fn` sees the record's key (`ctx.key`).
+   * There is no keyed state in an async function (the key changes while a request is in flight):
+   * `ctx.state` and `ctx.timers` throw a `StateAccessError`. Records whose results are not
+   * emitted at a checkpoint are stored with their key, so after a restore (at any parallelism)
+   * they are requested again on the subtask that owns the key, before any new record.
+   */
+  mapAsync<R>(fn: AsyncMapFunction<T, R, AsyncKeyedContext<K>>, options?: AsyncOptions): DataStream<R> {
+    requireFunction(fn, 'keyBy(...).mapAsync()');
+    const resolved = resolveAsyncOptions(options, 'keyBy(...).mapAsync()');
+    return this.#then(
+      { kind: 'async', flat: false, fn, options: resolved, keySelector: this.#keySelector },
+      'map-async',
+    );
+  }
+
+  /** As {@link KeyedStream.mapAsync}, but `fn` resolves to any iterable of results. */
+  flatMapAsync<R>(
+    fn: AsyncFlatMapFunction<T, R, AsyncKeyedContext<K>>,
+    options?: AsyncOptions,
+  ): DataStream<R> {
+    requireFunction(fn, 'keyBy(...).flatMapAsync()');
+    const resolved = resolveAsyncOptions(options, 'keyBy(...).flatMapAsync()');
+    return this.#then(
+      { kind: 'async', flat: true, fn, options: resolved, keySelector: this.#keySelector },
+      'flat-map-async',
     );
   }
 

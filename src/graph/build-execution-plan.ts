@@ -207,6 +207,7 @@ function isKeyed(node: StreamNode): boolean {
     spec.kind === 'window' ||
     spec.kind === 'interval-join' ||
     (spec.kind === 'co-process' && spec.keySelectors !== undefined) ||
+    (spec.kind === 'async' && spec.keySelector !== undefined) ||
     node.inputs.some((e) => e.partitioning === 'hash')
   );
 }

@@ -4,6 +4,7 @@
  * ids are deterministic: they are assigned in creation order by the environment.
  */
 
+import type { ResolvedAsyncOptions } from '../api/async-options.js';
 import type {
   AggregateFunction,
   CoProcessFunction,
@@ -76,6 +77,16 @@ export type OperatorSpec =
       readonly upper: number;
       readonly fn: ProcessJoinFunction<any, any, any, any>;
       readonly keySelectors: readonly [KeySelector<any, any>, KeySelector<any, any>];
+    }
+  | {
+      /** `mapAsync` / `flatMapAsync` (Flink's async I/O operator). */
+      readonly kind: 'async';
+      /** `flatMapAsync`: the function resolves to an iterable of results. */
+      readonly flat: boolean;
+      readonly fn: (value: any, ctx: any) => unknown;
+      readonly options: ResolvedAsyncOptions;
+      /** Present on a keyed stream: the function sees `ctx.key` (and the operator is keyed). */
+      readonly keySelector?: KeySelector<any, any>;
     }
   | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
 

@@ -98,7 +98,8 @@ function checkInputs(node: StreamNode, nodeById: ReadonlyMap<number, StreamNode>
     spec.kind === 'keyed-reduce' ||
     spec.kind === 'window' ||
     spec.kind === 'interval-join' ||
-    (spec.kind === 'co-process' && spec.keySelectors !== undefined);
+    (spec.kind === 'co-process' && spec.keySelectors !== undefined) ||
+    (spec.kind === 'async' && spec.keySelector !== undefined);
   const twoInput =
     spec.kind === 'co-process' ||
     spec.kind === 'interval-join' ||

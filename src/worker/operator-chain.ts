@@ -9,6 +9,7 @@ import type { SinkContext } from '../api/source.js';
 import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
+import { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
 import { IntervalJoinOperator } from './operators/interval-join-operator.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
@@ -61,6 +62,8 @@ export class OperatorChain {
   readonly operators: readonly StreamOperator[];
   readonly outputs: readonly CountingOutput[];
   readonly head: StreamOperator;
+  /** The chain's async operators (mapAsync), which the task loop drains and waits for. */
+  readonly asyncOperators: readonly AsyncWaitOperator[];
 
   constructor(
     readonly vertex: JobVertex,
@@ -117,6 +120,7 @@ export class OperatorChain {
     this.operators = vertex.operators.map((o) => byNode.get(o.nodeId)!);
     this.outputs = vertex.operators.map((o) => counters.get(o.nodeId)!);
     this.head = this.operators[0];
+    this.asyncOperators = this.operators.filter((op) => op instanceof AsyncWaitOperator);
   }
 }
 
@@ -221,6 +225,23 @@ function createOperator(
         env.time,
         spec.lateDataTag !== undefined ? sideOutputs.get(spec.lateDataTag) : undefined,
       );
+    case 'async': {
+      const keyed = spec.keySelector !== undefined;
+      return new AsyncWaitOperator(
+        nodeId,
+        name,
+        uid,
+        ctx,
+        out,
+        spec.fn,
+        spec.flat,
+        spec.options,
+        env.time,
+        keyed ? env.createKeyedBackend(uid, name) : undefined,
+        spec.keySelector,
+        keyed ? undefined : env.restoredOperatorState(uid),
+      );
+    }
     case 'sink': {
       const restored = env.restoredOperatorState(uid);
       return new SinkOperator(nodeId, name, uid, ctx, spec.sink.createWriter(env.sinkContext(ctx, restored)));

@@ -34,6 +34,7 @@ import {
 } from './channel-state/channel-state-recorder.js';
 import type { ReplayBatch } from './channel-state/channel-state-replay.js';
 import type { OperatorChain } from './operator-chain.js';
+import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
 import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
@@ -44,6 +45,8 @@ import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
 export const YIELD_EVERY_MS = 2;
+/** Longest park while waiting for an async operator (a settled request wakes the loop earlier). */
+export const ASYNC_PARK_MAX_MS = 1000;
 /** Records a source emits per poll. */
 export const SOURCE_BATCH = 256;
 
@@ -144,6 +147,8 @@ export class StreamTask implements BarrierHandlerActions {
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
   #watermark = -Infinity;
   readonly #valve: WatermarkValve | null;
+  /** The chain's async operators (mapAsync); empty for most tasks, then every check is free. */
+  readonly #asyncOps: readonly AsyncWaitOperator[];
 
   constructor(options: StreamTaskOptions) {
     this.#o = options;
@@ -152,6 +157,13 @@ export class StreamTask implements BarrierHandlerActions {
     this.#valve = options.gate
       ? new WatermarkValve(options.inputIndexOf.length, options.inputIdleTimeout, options.time.now())
       : null;
+    this.#asyncOps = options.chain.asyncOperators;
+    // A settled request wakes the loop wherever it parks (source sleep or gate wait).
+    for (const op of this.#asyncOps)
+      op.setWakeup(() => {
+        this.#wakeup.wake();
+        options.gate?.wake();
+      });
   }
 
   /** Control calls, exposed to the main thread over comlink. Each only enqueues and wakes. */
@@ -222,6 +234,7 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       this.#fireProcessingTime();
+      if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
       this.#o.time.timestamp = undefined;
       const r = source.poll(SOURCE_BATCH);
       if (r.state === 'end') return;
@@ -266,6 +279,7 @@ export class StreamTask implements BarrierHandlerActions {
       }
       this.#drainCommandsWhileBlocked();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
+      if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
     }
     let lastYield = performance.now();
     for (;;) {
@@ -281,6 +295,7 @@ export class StreamTask implements BarrierHandlerActions {
           nextIdleCheck = valve.nextIdleCheck();
         }
       }
+      if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
       const next = gate.pollNext();
       if (next === null) {
         if (gate.allEnded) return;
@@ -341,7 +356,12 @@ export class StreamTask implements BarrierHandlerActions {
     // End of input is the end of event time: every event-time timer and window fires (Flink's
     // MAX_WATERMARK). A source chain passes it to its assigner, if any.
     this.#advanceWatermark(Infinity);
-    for (const op of this.#o.chain.operators) op.finish();
+    for (const op of this.#o.chain.operators) {
+      op.finish();
+      // Every request must be answered (and its results pass the chain) before EndOfPartition
+      // and the final checkpoint; what a finishing operator emits may start new requests.
+      if (this.#asyncOps.length > 0) await this.#serveAsync('idle');
+    }
     this.#inputEnded = true;
     for (const w of this.#o.outputs) w.writeControl({ kind: 'end-of-partition' });
     await this.#flushAll();
@@ -381,6 +401,34 @@ export class StreamTask implements BarrierHandlerActions {
     const next = Math.min(this.#o.time.nextDeadline, this.#valve?.nextIdleCheck() ?? Infinity);
     if (next === Infinity) return Infinity;
     return Math.max(0, next - this.#o.time.now()) + 1;
+  }
+
+  // ---------------------------------------------------------------- async operators (mapAsync)
+
+  /**
+   * Emits what the chain's async operators have ready, then parks until `until` holds:
+   * `'capacity'` — every async operator accepts input (the loop may feed the next frame);
+   * `'idle'` — every async operator has emitted everything (end of input).
+   * While parked the task serves commands (cancel, checkpoint triggers of a source task — the
+   * snapshot holds the in-flight records, so a checkpoint never waits for a request), fires
+   * processing-time timers and honours output backpressure. The thread never blocks: the park is
+   * the Wakeup's promise, resolved by a settled request (or a command).
+   */
+  async #serveAsync(until: 'capacity' | 'idle'): Promise<void> {
+    for (;;) {
+      let done = true;
+      for (const op of this.#asyncOps) {
+        op.drain();
+        if (until === 'capacity' ? !op.acceptsInput : !op.idle) done = false;
+      }
+      if (done) return;
+      this.#flushOutputs();
+      if (this.#anyBacklogged()) await this.#awaitCapacity();
+      // Capped: a Wakeup timer of Infinity would fire at once (Node clamps it to 1 ms).
+      else await this.#wakeup.sleep(Math.min(this.#msUntilDeadline(), ASYNC_PARK_MAX_MS));
+      this.#drainCommands();
+      this.#fireProcessingTime();
+    }
   }
 
   // ---------------------------------------------------------------- commands
