@@ -1,0 +1,110 @@
+/**
+ * mapAsync / flatMapAsync in real workers (test/fixtures/jobs/async-enrich.mjs): a seeded random
+ * latency per record reorders completions. The output must be exact — every input's result once
+ * — in input order per subtask when ordered, and stay exact under failure: a throw downstream of
+ * the async operator and a worker `process.exit` inside the async function, at parallelism 1 and
+ * 3, restored from checkpoints whose snapshots hold in-flight requests.
+ */
+import { describe, expect, it } from 'vitest';
+import { type JobOptions, startJob } from '../../dist/index.js';
+import { fixture } from './helpers.js';
+
+interface Result {
+  readonly x: number;
+  readonly y: number;
+  readonly s: number;
+  readonly part?: number;
+}
+
+const N = 3000;
+
+async function run(args: Record<string, string>, options: JobOptions) {
+  const restoredFrom: (number | undefined)[] = [];
+  const client = await startJob(fixture('async-enrich.mjs'), {
+    ...options,
+    args: { n: String(N), ...args },
+  });
+  client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+    if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
+  });
+  const result = await client.done;
+  return { result, restoredFrom, out: result.sinks.out as Result[] };
+}
+
+/** Every input 0..N-1 exactly once, with its result. */
+function expectExact(out: readonly Result[]): void {
+  expect(out).toHaveLength(N);
+  const xs = new Set(out.map((r) => r.x));
+  expect(xs.size).toBe(N);
+  for (let x = 0; x < N; x++) expect(xs.has(x)).toBe(true);
+  for (const r of out) expect(r.y).toBe(3 * r.x + 1);
+}
+
+/** Per async subtask, results in increasing input order (the sequence gives each subtask an increasing share). */
+function expectOrderedPerSubtask(out: readonly Result[]): void {
+  const last = new Map<number, number>();
+  for (const r of out) {
+    const prev = last.get(r.s) ?? -1;
+    expect(r.x, `subtask ${r.s}: ${r.x} after ${prev}`).toBeGreaterThan(prev);
+    last.set(r.s, r.x);
+  }
+}
+
+describe('mapAsync: exact output', () => {
+  for (const parallelism of [1, 3]) {
+    it(`p=${parallelism}, ordered: every result once, in input order per subtask`, async () => {
+      const { out } = await run({ ordered: 'true', rate: '20000' }, { parallelism });
+      expectExact(out);
+      expectOrderedPerSubtask(out);
+    });
+
+    it(`p=${parallelism}, unordered: every result once`, async () => {
+      const { out } = await run({ ordered: 'false', rate: '20000' }, { parallelism });
+      expectExact(out);
+      if (parallelism === 1) {
+        // the random latencies did reorder completions (what makes this test meaningful)
+        expect(out.some((r, i) => i > 0 && r.x < out[i - 1].x)).toBe(true);
+      }
+    });
+  }
+
+  it('p=3, keyed (ctx.key checked in the function), ordered: every result once, in order per key', async () => {
+    const { out } = await run({ keyed: 'true', ordered: 'true', rate: '20000' }, { parallelism: 3 });
+    expectExact(out);
+    const last = new Map<number, number>();
+    for (const r of out) {
+      expect(r.x).toBeGreaterThan(last.get(r.x % 7) ?? -1);
+      last.set(r.x % 7, r.x);
+    }
+  });
+
+  it('p=1, flatMapAsync, unordered: both parts of every result once', async () => {
+    const { out } = await run({ flat: 'true', ordered: 'false', rate: '20000' }, { parallelism: 1 });
+    expect(out).toHaveLength(2 * N);
+    expect(new Set(out.map((r) => `${r.x}/${r.part}`)).size).toBe(2 * N);
+  });
+});
+
+describe('mapAsync: exactly-once under failure', () => {
+  for (const parallelism of [1, 3]) {
+    for (const [failure, ordered] of [
+      ['throw', 'true'],
+      ['exit', 'false'],
+    ] as const) {
+      it(`p=${parallelism}, ${ordered === 'true' ? 'ordered' : 'unordered'}: a ${failure} failure restores in-flight requests and the output is exact`, async () => {
+        const { result, restoredFrom, out } = await run(
+          { failure, ordered, capacity: '16' },
+          {
+            parallelism,
+            checkpointing: { interval: 100, mode: 'exactly-once' },
+            restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+          },
+        );
+        expect(result.restarts).toBe(1);
+        // recovery used a completed checkpoint, not a fresh start
+        expect(restoredFrom.every((id) => typeof id === 'number')).toBe(true);
+        expectExact(out);
+      });
+    }
+  }
+});
