@@ -55,7 +55,7 @@ afterEach(() => {
 describe('AsyncWaitOperator', () => {
   it('keeps at most capacity requests in flight; the surplus of a frame waits unissued', async () => {
     const h = harness({ capacity: 2, timeoutMs: Infinity });
-    for (const x of [1, 2, 3]) h.op.processElement(x, 0);
+    for (const x of [1, 2, 3]) h.op.processElement(x);
     expect(h.calls.map((c) => c.input)).toEqual([1, 2]);
     expect(h.op.acceptsInput).toBe(false);
     h.calls[1].resolve('b');
@@ -75,9 +75,9 @@ describe('AsyncWaitOperator', () => {
 
   it('unordered: results as completed, a watermark only after every record before it', async () => {
     const h = harness({ capacity: 10, timeoutMs: Infinity, ordered: false });
-    h.op.processElement(1, 0);
+    h.op.processElement(1);
     h.op.processWatermark(100);
-    h.op.processElement(2, 0);
+    h.op.processElement(2);
     h.calls[1].resolve('two');
     await settle();
     h.op.drain();
@@ -93,8 +93,8 @@ describe('AsyncWaitOperator', () => {
   it('a timed-out attempt is retried; the last timeout fails with AsyncTimeoutError naming operator and position', async () => {
     vi.useFakeTimers();
     const h = harness({ capacity: 4, timeoutMs: 50, retry: { attempts: 2, backoffMs: 10 } });
-    h.op.processElement('a', 0);
-    h.op.processElement('b', 0);
+    h.op.processElement('a');
+    h.op.processElement('b');
     h.calls[0].resolve('A');
     await vi.advanceTimersByTimeAsync(50); // 'b' times out: retried after the backoff
     await vi.advanceTimersByTimeAsync(10);
@@ -122,7 +122,7 @@ describe('AsyncWaitOperator', () => {
   it('a rejection on the last attempt fails with AsyncRequestError, the user error as cause', async () => {
     vi.useFakeTimers();
     const h = harness({ capacity: 4, timeoutMs: Infinity, retry: { attempts: 2 } });
-    h.op.processElement('a', 0);
+    h.op.processElement('a');
     const boom = new Error('service unavailable');
     h.calls[0].reject(boom);
     await vi.advanceTimersByTimeAsync(1); // the rejection, then the backoff timer (0 ms)
@@ -147,8 +147,8 @@ describe('AsyncWaitOperator', () => {
 
   it('flatMapAsync: every element of the iterable, and a non-iterable result is a typed error', async () => {
     const h = harness({ timeoutMs: Infinity }, { flat: true });
-    h.op.processElement(1, 0);
-    h.op.processElement(2, 0);
+    h.op.processElement(1);
+    h.op.processElement(2);
     h.calls[0].resolve(new Set(['x', 'y']));
     h.calls[1].resolve(42);
     await settle();
@@ -157,7 +157,7 @@ describe('AsyncWaitOperator', () => {
 
   it('snapshot holds the unemitted records (in flight or held back); a restore issues them again first', async () => {
     const h = harness({ capacity: 4, timeoutMs: Infinity });
-    for (const x of [1, 2, 3]) h.op.processElement(x, 0);
+    for (const x of [1, 2, 3]) h.op.processElement(x);
     h.calls[0].resolve('r1');
     h.calls[2].resolve('r3'); // complete but held back behind 2
     await settle();
@@ -169,7 +169,7 @@ describe('AsyncWaitOperator', () => {
     // restore: a new operator gets the entries; open() issues them before any new input
     const r = harness({ capacity: 4, timeoutMs: Infinity }, { restored: [...snap.operatorState] });
     expect(r.calls.map((c) => c.input)).toEqual([2, 3]);
-    r.op.processElement(4, 0);
+    r.op.processElement(4);
     for (const c of r.calls) c.resolve(`r${c.input}`);
     await settle();
     r.op.drain();
@@ -209,8 +209,8 @@ describe('keyed async context', () => {
       undefined,
     );
     op.open();
-    op.processElement('a', 0);
-    op.processElement('bad', 0);
+    op.processElement('a');
+    op.processElement('bad');
     await settle();
     let thrown: unknown;
     try {
