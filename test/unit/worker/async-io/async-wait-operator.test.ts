@@ -197,7 +197,7 @@ describe('keyed async context', () => {
       { collect() {} },
       async (v: unknown, ctx) => {
         calls++;
-        seen.push((ctx as { key: unknown }).key);
+        seen.push((ctx as unknown as { key: unknown }).key);
         if (v === 'bad') return (ctx as unknown as { state: unknown }).state;
         return v;
       },
