@@ -6,13 +6,15 @@
  * 3, restored from checkpoints whose snapshots hold in-flight requests.
  */
 import { describe, expect, it } from 'vitest';
-import { type JobOptions, startJob } from '../../dist/index.js';
+import { JobFailedError, type JobOptions, runJob, startJob } from '../../dist/index.js';
 import { fixture } from './helpers.js';
 
 interface Result {
   readonly x: number;
   readonly y: number;
   readonly s: number;
+  /** Requests in flight in the subtask when this one started. */
+  readonly c: number;
   readonly part?: number;
 }
 
@@ -52,10 +54,12 @@ function expectOrderedPerSubtask(out: readonly Result[]): void {
 
 describe('mapAsync: exact output', () => {
   for (const parallelism of [1, 3]) {
-    it(`p=${parallelism}, ordered: every result once, in input order per subtask`, async () => {
-      const { out } = await run({ ordered: 'true', rate: '20000' }, { parallelism });
+    it(`p=${parallelism}, ordered: every result once, in input order per subtask, at most capacity in flight`, async () => {
+      const { out } = await run({ ordered: 'true', rate: '20000', capacity: '8' }, { parallelism });
       expectExact(out);
       expectOrderedPerSubtask(out);
+      // the source outpaces the requests: the operator fills up to its capacity, never beyond
+      expect(Math.max(...out.map((r) => r.c))).toBe(8);
     });
 
     it(`p=${parallelism}, unordered: every result once`, async () => {
@@ -107,4 +111,22 @@ describe('mapAsync: exactly-once under failure', () => {
       });
     }
   }
+});
+
+describe('mapAsync: a request that keeps failing', () => {
+  it('fails the job after its retries with an AsyncRequestError naming operator, subtask, record and cause', async () => {
+    const failed = await runJob(fixture('async-enrich.mjs'), {
+      parallelism: 1,
+      args: { n: '300', rate: '20000', failure: 'reject', attempts: '3' },
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failed).toBeInstanceOf(JobFailedError);
+    const message = String((failed as Error).cause);
+    expect(message).toMatch(/operator enrich/);
+    expect(message).toMatch(
+      /AsyncRequestError: enrich \(subtask 0\): the request for input record #100 failed on attempt 3 of 3: Error: lookup of 100 refused/,
+    );
+  });
 });
