@@ -229,10 +229,12 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
 
   #add(input: unknown, timestamp: number | undefined, key: unknown): void {
     const record = this.#queue.addRecord(input, timestamp, key);
+    // One small object per record (the request may outlive the next record); the runtime fields
+    // are read through the shared base, so creating it costs two or three field stores.
     const ctx =
       this.keySelector !== undefined
         ? new KeyedAsyncContext(this.ctx, this.name, key, timestamp)
-        : Object.freeze({ ...this.ctx, timestamp });
+        : new RecordAsyncContext(this.ctx, timestamp);
     this.#waiting.push({ record, ctx, attempt: 0, open: false, timer: undefined });
   }
 
@@ -366,25 +368,38 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
   }
 }
 
+/** `ctx` of an async function: the runtime context and the record's timestamp. */
+class RecordAsyncContext implements AsyncContext {
+  constructor(
+    protected readonly base: RuntimeContext,
+    readonly timestamp: number | undefined,
+  ) {}
+  get subtaskIndex(): number {
+    return this.base.subtaskIndex;
+  }
+  get parallelism(): number {
+    return this.base.parallelism;
+  }
+  get attempt(): number {
+    return this.base.attempt;
+  }
+  get operatorName(): string {
+    return this.base.operatorName;
+  }
+}
+
 /**
- * `ctx` of a keyed async function: the record's key and timestamp, fixed for the request's
- * lifetime. Keyed state and timers are refused (see `AsyncKeyedContext` in api/functions.ts).
+ * `ctx` of a keyed async function: also the record's key, fixed for the request's lifetime.
+ * Keyed state and timers are refused (see `AsyncKeyedContext` in api/functions.ts).
  */
-class KeyedAsyncContext implements AsyncKeyedContext {
-  readonly subtaskIndex: number;
-  readonly parallelism: number;
-  readonly attempt: number;
-  readonly operatorName: string;
+class KeyedAsyncContext extends RecordAsyncContext implements AsyncKeyedContext {
   constructor(
     base: RuntimeContext,
     readonly operator: string,
     readonly key: unknown,
-    readonly timestamp: number | undefined,
+    timestamp: number | undefined,
   ) {
-    this.subtaskIndex = base.subtaskIndex;
-    this.parallelism = base.parallelism;
-    this.attempt = base.attempt;
-    this.operatorName = base.operatorName;
+    super(base, timestamp);
   }
   get state(): never {
     throw noStateInAsync(this.operator, 'keyed state (ctx.state)');
