@@ -72,7 +72,7 @@ describe('mapAsync: SIGKILL of weir run, then --restore latest', () => {
         '--arg',
         `n=${n}`,
         '--arg',
-        'rate=3000',
+        'rate=2000',
         '--arg',
         'capacity=32',
         '--arg',

@@ -98,7 +98,8 @@ describe('mapAsync: exactly-once under failure', () => {
     ] as const) {
       it(`p=${parallelism}, ${ordered === 'true' ? 'ordered' : 'unordered'}: a ${failure} failure restores in-flight requests and the output is exact`, async () => {
         const { result, restoredFrom, out } = await run(
-          { failure, ordered, capacity: '16' },
+          // 1.5 s of input: time for two source snapshots before the failure, even under load
+          { failure, ordered, capacity: '16', rate: '2000', at: '0.3' },
           {
             parallelism,
             checkpointing: { interval: 100, mode: 'exactly-once' },
