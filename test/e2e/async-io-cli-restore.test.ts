@@ -1,7 +1,8 @@
 // mapAsync under a hard crash: `weir run` is SIGKILLed after checkpoints completed (requests in
 // flight), then the same command with `--restore latest` resumes. The file sink's committed part
 // files must hold every input's result exactly once: the in-flight requests of the restored
-// checkpoint were issued again, nothing after it was committed twice.
+// checkpoint were issued again, nothing after it was committed twice — also when the keyed
+// operator is restored at another parallelism.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,11 +53,13 @@ afterEach(() => {
 });
 
 describe('mapAsync: SIGKILL of weir run, then --restore latest', () => {
-  for (const [parallelism, keyed, ordered] of [
-    [1, 'false', 'true'],
-    [3, 'true', 'false'],
+  // [parallelism, parallelism of the restored run, keyed, ordered]. The keyed case restores at
+  // another parallelism: its unemitted records follow their key groups to the new subtasks.
+  for (const [parallelism, restoreParallelism, keyed, ordered] of [
+    [1, 1, 'false', 'true'],
+    [3, 2, 'true', 'false'],
   ] as const) {
-    it(`p=${parallelism}${keyed === 'true' ? ', keyed' : ''}, ${ordered === 'true' ? 'ordered' : 'unordered'}: committed output holds every result exactly once`, async () => {
+    it(`p=${parallelism}${restoreParallelism !== parallelism ? ` restored at p=${restoreParallelism}` : ''}${keyed === 'true' ? ', keyed' : ''}, ${ordered === 'true' ? 'ordered' : 'unordered'}: committed output holds every result exactly once`, async () => {
       dir = mkdtempSync(path.join(tmpdir(), 'weir-async-kill-'));
       const out = path.join(dir, 'out');
       const n = 6000;
@@ -93,7 +96,10 @@ describe('mapAsync: SIGKILL of weir run, then --restore latest', () => {
       expect(before).toBeGreaterThan(0);
       expect(before).toBeLessThan(n);
 
-      const second = weir([...common, '--restore', 'latest']);
+      const rescaled = common.map((arg, i) =>
+        common[i - 1] === '--parallelism' ? String(restoreParallelism) : arg,
+      );
+      const second = weir([...rescaled, '--restore', 'latest']);
       expect(await second.exit, second.stderr).toBe(0);
       expect(second.stderr).toMatch(/restored from checkpoint \d+/);
 
