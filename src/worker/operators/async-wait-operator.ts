@@ -21,14 +21,9 @@
  */
 
 import type { ResolvedAsyncOptions } from '../../api/async-options.js';
-import type {
-  AsyncContext,
-  AsyncKeyedContext,
-  KeySelector,
-  ListState,
-  RuntimeContext,
-} from '../../api/functions.js';
+import type { AsyncContext, KeySelector, ListState, RuntimeContext } from '../../api/functions.js';
 import { AsyncRequestError, AsyncTimeoutError, StateAccessError } from '../../errors.js';
+import { KeyedAsyncContext, RecordAsyncContext } from '../async-io/async-context.js';
 import { type QueueRecord, StreamElementQueue } from '../async-io/stream-element-queue.js';
 import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
@@ -366,55 +361,6 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
     }
     time.timestamp = saved;
   }
-}
-
-/** `ctx` of an async function: the runtime context and the record's timestamp. */
-class RecordAsyncContext implements AsyncContext {
-  constructor(
-    protected readonly base: RuntimeContext,
-    readonly timestamp: number | undefined,
-  ) {}
-  get subtaskIndex(): number {
-    return this.base.subtaskIndex;
-  }
-  get parallelism(): number {
-    return this.base.parallelism;
-  }
-  get attempt(): number {
-    return this.base.attempt;
-  }
-  get operatorName(): string {
-    return this.base.operatorName;
-  }
-}
-
-/**
- * `ctx` of a keyed async function: also the record's key, fixed for the request's lifetime.
- * Keyed state and timers are refused (see `AsyncKeyedContext` in api/functions.ts).
- */
-class KeyedAsyncContext extends RecordAsyncContext implements AsyncKeyedContext {
-  constructor(
-    base: RuntimeContext,
-    readonly operator: string,
-    readonly key: unknown,
-    timestamp: number | undefined,
-  ) {
-    super(base, timestamp);
-  }
-  get state(): never {
-    throw noStateInAsync(this.operator, 'keyed state (ctx.state)');
-  }
-  get timers(): never {
-    throw noStateInAsync(this.operator, 'timers (ctx.timers)');
-  }
-}
-
-function noStateInAsync(operator: string, what: string): StateAccessError {
-  return new StateAccessError(
-    `${operator}: ${what} cannot be used in an async function: while a request is in flight the task ` +
-      'processes other records and keys, so state would belong to the wrong key. Read state in a keyed ' +
-      'process() before mapAsync and pass it in the record; update state in a keyed process() after it',
-  );
 }
 
 function describeError(e: unknown): string {
