@@ -187,6 +187,111 @@ export class CorruptStateError extends WeirError {
   readonly failureKind = 'task' as const;
 }
 
+/**
+ * A file of the checkpoint directory does not match what LMDB's own header says about it (a
+ * truncated or overwritten `data.mdb`), found before the file is memory-mapped: mapping it would
+ * kill the process with SIGBUS/SIGSEGV on the first read past its end.
+ */
+export class CheckpointFileDamagedError extends CheckpointStorageError {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(
+      `checkpoint file ${file} is damaged: ${reason}; restore it from a backup, or move the directory ` +
+        'aside to start from the beginning (committed output would then be produced again)',
+    );
+  }
+}
+
+// ---------- restore refusals (fatal): a restore that cannot be exact is refused ----------
+
+/** A newer checkpoint that restore would have to pass over, and why. */
+export interface DamagedCheckpoint {
+  readonly checkpointId: number;
+  readonly problem: string;
+}
+
+/**
+ * The newest checkpoint(s) failed verification, and restoring an older one could commit output
+ * twice: two-phase-commit sinks commit a checkpoint's transactions once it completed, so the
+ * output of every damaged (but committed) checkpoint may already be out, and replaying from the
+ * older one would produce it again. Names the damaged checkpoints and the one restore would
+ * fall back to.
+ */
+export class RestoreFallbackRefusedError extends WeirError {
+  readonly code = 'ERR_WEIR_RESTORE_FALLBACK_REFUSED';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly dir: string,
+    readonly damaged: readonly DamagedCheckpoint[],
+    readonly fallbackCheckpointId: number,
+  ) {
+    super(
+      `refusing to restore checkpoint ${fallbackCheckpointId} from ${dir}: the newer ` +
+        `checkpoint(s) ${damaged.map((d) => d.checkpointId).join(', ')} completed but failed verification ` +
+        `(${damaged.map((d) => `${d.checkpointId}: ${d.problem}`).join('; ')}), and sinks may already ` +
+        `have committed their output, which a run from checkpoint ${fallbackCheckpointId} would commit ` +
+        `again. Inspect with \`weir checkpoints ${dir}\` and repair the storage; or accept duplicates ` +
+        'with allowFallbackPastDamaged: true (CLI --allow-fallback-past-damaged)',
+    );
+  }
+}
+
+/** State of an operator of the checkpoint that no operator of the new job takes. */
+export interface OrphanedState {
+  readonly operatorUid: string;
+  /** The operator's name when the checkpoint was taken, if recorded. */
+  readonly name?: string;
+  /** `operator`: operator and keyed state; `channel`: in-flight records of an unaligned checkpoint. */
+  readonly kind: 'operator' | 'channel';
+}
+
+/**
+ * The checkpoint holds state for operators the new job does not have (Flink:
+ * allowNonRestoredState). Restoring would drop that state silently.
+ */
+export class NonRestoredStateError extends WeirError {
+  readonly code = 'ERR_WEIR_NON_RESTORED_STATE';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly checkpointId: number,
+    readonly operators: readonly OrphanedState[],
+  ) {
+    super(
+      `checkpoint ${checkpointId} holds state that no operator of this job takes: ` +
+        `${operators.map(describeOrphan).join(', ')}. If the operator was renamed, moved or its ` +
+        'uid changed, give it back its uid with .uid(...); if it was removed on purpose, restore with ' +
+        'allowNonRestoredState: true (CLI --allow-non-restored-state) to drop that state',
+    );
+  }
+}
+
+export function describeOrphan(o: OrphanedState): string {
+  const what = o.kind === 'channel' ? 'in-flight records of' : 'state of';
+  return `${what} uid "${o.operatorUid}"${o.name === undefined ? '' : ` (operator "${o.name}")`}`;
+}
+
+/**
+ * The job's maxParallelism differs from the one the checkpoint's keyed state was written with:
+ * keys would map to other key groups and state would land on the wrong keys.
+ */
+export class MaxParallelismMismatchError extends WeirError {
+  readonly code = 'ERR_WEIR_MAX_PARALLELISM_MISMATCH';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly checkpointId: number,
+    readonly checkpointMaxParallelism: number,
+    readonly jobMaxParallelism: number,
+  ) {
+    super(
+      `checkpoint ${checkpointId} holds keyed state written with maxParallelism ${checkpointMaxParallelism}, ` +
+        `but this job runs with maxParallelism ${jobMaxParallelism}; key groups would change meaning. ` +
+        `Run with maxParallelism: ${checkpointMaxParallelism} (CLI --max-parallelism ${checkpointMaxParallelism})`,
+    );
+  }
+}
+
 // ---------- keyed and operator state ----------
 
 /**

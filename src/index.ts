@@ -17,6 +17,12 @@ export {
   type Savepoint,
   startJob,
 } from './coordinator/job-client.js';
+export {
+  type FreshStartEvent,
+  JobWarning,
+  type JobWarningDetails,
+  type RestoredEvent,
+} from './coordinator/job-events.js';
 export type {
   ChannelOptions,
   CheckpointingOptions,

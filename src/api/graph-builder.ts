@@ -14,6 +14,7 @@
  */
 
 import { InvalidGraphError, InvalidOptionError } from '../errors.js';
+import { defaultUids } from '../graph/operator-uid.js';
 import type {
   OperatorSpec,
   Partitioning,
@@ -53,20 +54,18 @@ export function repartitioned(
 interface NodeDraft {
   readonly id: number;
   name: string;
-  uid: string;
+  /** The explicit uid (`.uid()`); the default one is assigned at {@link GraphBuilder.seal}. */
+  uid: string | undefined;
   parallelism: number | undefined;
   readonly spec: OperatorSpec;
   readonly inputs: readonly StreamEdge[];
 }
 
-/** Default uid of a node: deterministic, derived from the id (stable as long as the job's shape is). */
-export function defaultUid(kind: string, id: number): string {
-  return `${kind}-${id}`;
-}
-
 export class GraphBuilder {
   readonly #nodes: NodeDraft[] = [];
   #sealed = false;
+  /** Ids of the nodes that got a default uid; set by {@link seal}. */
+  #defaultUid: Set<number> | null = null;
 
   /**
    * Adds an operator consuming `inputs` (input 0) and, for two-input operators, `inputs1`
@@ -100,7 +99,7 @@ export class GraphBuilder {
     this.#nodes.push({
       id,
       name,
-      uid: defaultUid(spec.kind, id),
+      uid: undefined,
       parallelism: undefined,
       spec,
       inputs: Object.freeze(edges),
@@ -131,7 +130,7 @@ export class GraphBuilder {
     node.name = name;
   }
 
-  /** `uid()`: a non-empty string no other node has (explicitly or by default) so far. */
+  /** `uid()`: a non-empty string no other node has explicitly (default uids are checked at {@link seal}). */
   setUid(id: number, uid: unknown): void {
     this.#assertOpen();
     const node = this.#node(id);
@@ -165,31 +164,42 @@ export class GraphBuilder {
   }
 
   /**
-   * Ends the build: no further mutation is accepted. Checks what can only be checked on the
-   * whole graph (a default uid clashing with an explicit one set on a later node).
+   * Ends the build: no further mutation is accepted. Assigns default uids (see
+   * `graph/operator-uid.ts`: they depend on names, which are final only now) and checks what can
+   * only be checked on the whole graph (a default uid clashing with an explicit one).
    */
   seal(): void {
     this.#sealed = true;
+    const defaults = defaultUids(this.#nodes);
+    this.#defaultUid = new Set<number>();
+    for (const node of this.#nodes) {
+      if (node.uid !== undefined) continue;
+      node.uid = defaults[node.id];
+      this.#defaultUid.add(node.id);
+    }
     const byUid = new Map<string, NodeDraft>();
     for (const node of this.#nodes) {
-      const other = byUid.get(node.uid);
+      const other = byUid.get(node.uid!);
       if (other !== undefined) {
         throw new InvalidOptionError(
           'uid',
           `uid "${node.uid}" is used by both ${describeNode(other)} and ${describeNode(node)}; uids must be unique`,
         );
       }
-      byUid.set(node.uid, node);
+      byUid.set(node.uid!, node);
     }
   }
 
-  /** A frozen snapshot of the graph. */
+  /** A frozen snapshot of the graph; call after {@link seal}. */
   toStreamGraph(): StreamGraph {
+    if (this.#defaultUid === null) throw new InvalidGraphError('internal: the graph is not sealed');
+    const defaulted = this.#defaultUid;
     const nodes: StreamNode[] = this.#nodes.map((n) =>
       Object.freeze({
         id: n.id,
         name: n.name,
-        uid: n.uid,
+        uid: n.uid!,
+        ...(defaulted.has(n.id) ? {} : { explicitUid: true as const }),
         parallelism: n.parallelism,
         spec: n.spec,
         inputs: n.inputs,

@@ -11,6 +11,7 @@ import {
 import { JobCancelledError, JobModuleError, WeirError } from '../errors.js';
 import { describePlan } from '../graph/describe-plan.js';
 import { didYouMean } from './did-you-mean.js';
+import { printRestoreEvents } from './restore-events.js';
 import { parseRunArgs, type RunArgs, runHelp, wantsHelp } from './run-args.js';
 import { formatRunTimes } from './run-summary.js';
 import { UsageError } from './usage-error.js';
@@ -157,6 +158,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     stop.attach(client);
     if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
     // Progress goes to stderr, so it does not disturb --json on stdout.
+    printRestoreEvents(client, parsed.verbose);
     client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
       if (e.restoredFrom !== undefined)
         console.error(`weir run: attempt ${e.attempt} restored from checkpoint ${e.restoredFrom}`);

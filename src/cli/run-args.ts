@@ -63,6 +63,16 @@ export const RUN_FLAGS: readonly RunFlag[] = [
     value: 'DIR',
     help: 'on SIGTERM/SIGINT take a savepoint into DIR',
   },
+  {
+    name: 'allow-non-restored-state',
+    type: 'boolean',
+    help: 'restore even if state of removed operators must be dropped',
+  },
+  {
+    name: 'allow-fallback-past-damaged',
+    type: 'boolean',
+    help: 'restore an older checkpoint past damaged ones (duplicates)',
+  },
   { name: 'plan', type: 'boolean', help: 'print the execution plan first' },
   { name: 'json', type: 'boolean', help: 'print the result as one JSON line on stdout' },
   { name: 'verbose', type: 'boolean', short: 'v', help: 'progress and checkpoints on stderr' },
@@ -179,13 +189,16 @@ export function parseRunArgs(args: readonly string[]): RunArgs {
     str('checkpoint-dir') !== undefined ||
     bool('unaligned') ||
     bool('incremental') ||
-    str('savepoint-on-stop') !== undefined;
+    str('savepoint-on-stop') !== undefined ||
+    str('restore') !== undefined;
   const options: JobOptions = {
     parallelism: num('parallelism'),
     maxParallelism: num('max-parallelism'),
     args: jobArgs,
     stateBackend: oneOf('state-backend', ['heap', 'lmdb'] as const),
     restoreFrom: str('restore'),
+    allowNonRestoredState: bool('allow-non-restored-state'),
+    allowFallbackPastDamaged: bool('allow-fallback-past-damaged'),
     checkpointing: wantsCheckpoints
       ? {
           interval: interval ?? 1000,

@@ -8,4 +8,6 @@ export * from './completed-checkpoint-store.js';
 export * from './coordinator-clock.js';
 export * from './pending-checkpoint.js';
 export * from './restart-strategy.js';
+export * from './job-events.js';
+export * from './restore-compatibility.js';
 export * from './restore-planning.js';

@@ -16,7 +16,16 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CheckpointStorageError, InvalidOptionError, TaskFailureError } from '../errors.js';
+import {
+  CheckpointStorageError,
+  describeOrphan,
+  InvalidOptionError,
+  MaxParallelismMismatchError,
+  NonRestoredStateError,
+  RestoreFallbackRefusedError,
+  TaskFailureError,
+} from '../errors.js';
+import { DEFAULT_UID_SCHEME, isStatefulOperator } from '../graph/operator-uid.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { operatorStatePackr } from '../worker/snapshot-storage.js';
@@ -31,6 +40,14 @@ import { checkpointTypeOf } from './checkpoint-kind.js';
 import type { CompletedCheckpoint } from './completed-checkpoint.js';
 import { systemCoordinatorClock } from './coordinator-clock.js';
 import type { JobClient } from './job-client.js';
+import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
+import { checkRestoreCompatibility, migrateLegacyUids } from './restore-compatibility.js';
+import {
+  type CheckpointDirState,
+  classifyCheckpointDir,
+  planRestore,
+  type RestorePlan,
+} from './restore-planning.js';
 import type { DeployedTask, Execution } from './scheduler.js';
 import { planTaskRestores } from './task-restore-planner.js';
 
@@ -62,8 +79,16 @@ export class JobCheckpointing {
   readonly #packr = operatorStatePackr();
   /** The checkpoint restored from another directory (`restoreFrom: path`), kept open for restarts. */
   #foreign: { readonly checkpointId: number; readonly storage: CheckpointStorage } | null = null;
+  /** What the job's own directory held before it was opened (and so created). */
+  readonly #dirAtOpen: CheckpointDirState['kind'];
 
-  private constructor(client: JobClient, dir: string, temporary: boolean) {
+  private constructor(
+    client: JobClient,
+    dir: string,
+    temporary: boolean,
+    dirAtOpen: CheckpointDirState['kind'] = 'storage',
+  ) {
+    this.#dirAtOpen = dirAtOpen;
     const c = client.options.checkpointing!;
     this.#client = client;
     this.#temporaryDir = temporary ? dir : null;
@@ -137,45 +162,145 @@ export class JobCheckpointing {
     // `startJob` attach listeners before the initial restore emits 'restored', 'fresh-start' or a
     // 'warning' about a skipped (damaged) checkpoint.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const configured = client.options.checkpointing!.dir;
-    if (configured) return new JobCheckpointing(client, resolve(configured), false);
-    return new JobCheckpointing(client, mkdtempSync(join(tmpdir(), 'weir-checkpoints-')), true);
+    const { options } = client;
+    const configured = options.checkpointing!.dir;
+    if (configured !== undefined || options.restoreFrom !== undefined) warnAboutDefaultUids(client);
+    if (!configured) {
+      return new JobCheckpointing(client, mkdtempSync(join(tmpdir(), 'weir-checkpoints-')), true);
+    }
+    const dir = resolve(configured);
+    const from = options.restoreFrom;
+    if (from !== 'latest' && (from === undefined || resolve(from) !== dir)) {
+      return new JobCheckpointing(client, dir, false);
+    }
+    // Restoring from this directory: look before opening, which would create an empty store.
+    const state = classifyCheckpointDir(existsSync(dir) ? readdirSync(dir) : null);
+    if (state.kind === 'refuse') {
+      throw new CheckpointStorageError(`cannot restore from checkpoint directory ${dir}: ${state.reason}`);
+    }
+    return new JobCheckpointing(client, dir, false, state.kind);
   }
 
   /** Restore state for the first attempt, from `restoreFrom`; null for a fresh start. */
   initialRestore(): Map<string, TaskRestoreState> | null {
-    const from = this.#client.options.restoreFrom;
+    const options = this.#client.options;
+    const from = options.restoreFrom;
     if (from === undefined) return null;
-    let storage = this.#storage;
-    if (from !== 'latest' && resolve(from) !== this.#storage.dir) {
-      storage = CheckpointStorage.open(resolve(from), { create: false });
+    const own = from === 'latest' || resolve(from) === this.#storage.dir;
+    if (from === 'latest' && this.#dirAtOpen !== 'storage') {
+      const missing = this.#dirAtOpen === 'missing';
+      this.#freshStart({
+        dir: this.#storage.dir,
+        reason: missing ? 'no-directory' : 'empty-directory',
+        message: `checkpoint directory ${this.#storage.dir} ${missing ? 'did not exist' : 'was empty'}: starting from the beginning`,
+      });
+      return null;
     }
+    const storage = own ? this.#storage : CheckpointStorage.open(resolve(from), { create: false });
     let keepOpen = false;
     try {
       const found = storage.findRestorable();
-      for (const s of found.skipped)
-        this.#client.emit('warning', new Error(`skipped checkpoint: ${JSON.stringify(s)}`));
-      if (found.state === 'none') {
-        if (found.skipped.length > 0 || from !== 'latest') {
-          throw new CheckpointStorageError(`no usable checkpoint in ${storage.dir} to restore from`);
-        }
-        this.#client.emit('fresh-start', { dir: storage.dir, reason: 'no completed checkpoint yet' });
+      const candidates: { checkpointId: number; problem?: string; metadata?: CheckpointMetadata }[] =
+        found.skipped.map((s) => ({ checkpointId: s.checkpointId, problem: s.problems.join('; ') }));
+      if (found.state === 'found') {
+        candidates.push({ checkpointId: found.metadata.checkpointId, metadata: found.metadata });
+      }
+      const decision = planRestore({
+        candidates,
+        request: from === 'latest' ? 'latest' : 'explicit',
+        mode: options.checkpointing!.mode,
+        allowFallbackPastDamaged: options.allowFallbackPastDamaged,
+      });
+      if (decision.kind === 'fresh-start') {
+        this.#freshStart({
+          dir: storage.dir,
+          reason: 'no-completed-checkpoint',
+          message: `no checkpoint in ${storage.dir} completed yet: starting from the beginning`,
+        });
         return null;
       }
-      this.#metadata.set(found.metadata.checkpointId, found.metadata);
-      this.#coordinator.restoreIdCounter(found.metadata.checkpointId + 1);
-      this.#client.emit('restored', { checkpointId: found.metadata.checkpointId, dir: storage.dir });
-      const plan = this.#plan(found.metadata, storage);
-      if (storage === this.#storage) this.#adoptRetained(found.metadata.checkpointId);
+      if (decision.kind === 'fail') throw restoreFailure(decision, storage.dir);
+      const metadata = decision.checkpoint.metadata!;
+      if (decision.warnings.length > 0) {
+        const skipped = decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem }));
+        this.#client.emit(
+          'warning',
+          new JobWarning(
+            {
+              kind: 'fallback-past-damaged',
+              dir: storage.dir,
+              restoredCheckpointId: metadata.checkpointId,
+              skipped,
+            },
+            `restoring checkpoint ${metadata.checkpointId} from ${storage.dir}, past damaged checkpoint(s) ` +
+              `${skipped.map((d) => `${d.checkpointId} (${d.problem})`).join(', ')}: output they committed will be committed again`,
+          ),
+        );
+      }
+      this.#checkCompatible(metadata);
+      this.#metadata.set(metadata.checkpointId, metadata);
+      this.#coordinator.restoreIdCounter(metadata.checkpointId + 1);
+      this.#client.emit('restored', {
+        checkpointId: metadata.checkpointId,
+        dir: storage.dir,
+      } satisfies RestoredEvent);
+      const plan = this.#plan(metadata, storage);
+      if (storage === this.#storage) this.#adoptRetained(metadata.checkpointId);
       else {
         // Another directory (a savepoint, another job's checkpoints): tasks read their state
         // from it, and a restart before this job's first checkpoint restores from it again.
-        this.#foreign = { checkpointId: found.metadata.checkpointId, storage };
+        this.#foreign = { checkpointId: metadata.checkpointId, storage };
         keepOpen = true;
       }
       return plan;
     } finally {
       if (storage !== this.#storage && !keepOpen) void storage.close();
+    }
+  }
+
+  #freshStart(event: FreshStartEvent): void {
+    this.#client.emit('fresh-start', event);
+  }
+
+  /**
+   * Refuses a checkpoint whose state does not fit this job (RestoreCompatibility); with
+   * `allowNonRestoredState`, warns about the state that will be dropped.
+   */
+  #checkCompatible(stored: CheckpointMetadata): void {
+    const metadata = migrateLegacyUids(this.#client.plan, stored);
+    const verdict = checkRestoreCompatibility({
+      plan: this.#client.plan,
+      metadata,
+      allowNonRestoredState: this.#client.options.allowNonRestoredState,
+    });
+    switch (verdict.kind) {
+      case 'max-parallelism-mismatch':
+        throw new MaxParallelismMismatchError(
+          metadata.checkpointId,
+          verdict.checkpointMaxParallelism,
+          verdict.jobMaxParallelism,
+        );
+      case 'non-restored-state':
+        throw new NonRestoredStateError(metadata.checkpointId, verdict.operators);
+      case 'compatible':
+        if (verdict.nonRestored.length === 0) return;
+        this.#client.emit(
+          'warning',
+          new JobWarning(
+            {
+              kind: 'non-restored-state',
+              checkpointId: metadata.checkpointId,
+              operators: verdict.nonRestored,
+            },
+            `checkpoint ${metadata.checkpointId}: dropping state no operator of this job takes ` +
+              `(allowNonRestoredState): ${verdict.nonRestored.map(describeOrphan).join(', ')}`,
+          ),
+        );
+        return;
+      default: {
+        const unreachable: never = verdict;
+        throw new Error(`unknown restore compatibility ${JSON.stringify(unreachable)}`);
+      }
     }
   }
 
@@ -215,7 +340,7 @@ export class JobCheckpointing {
   #plan(metadata: CheckpointMetadata, storage: CheckpointStorage): Map<string, TaskRestoreState> {
     const plans = planTaskRestores(
       this.#client.plan,
-      metadata,
+      migrateLegacyUids(this.#client.plan, metadata),
       (h) => this.#packr.unpack(storage.readChunk(h)) as unknown[],
     );
     if (storage === this.#storage) return plans;
@@ -389,6 +514,7 @@ export class JobCheckpointing {
       incremental,
       job: {
         maxParallelism: plan.maxParallelism,
+        defaultUidScheme: DEFAULT_UID_SCHEME,
         operators: plan.vertices.flatMap((v) =>
           v.operators.map((o) => ({
             operatorUid: o.uid,
@@ -408,6 +534,50 @@ export class JobCheckpointing {
     }
     this.#metadata.set(completed.checkpointId, metadata);
   }
+}
+
+/** The typed error for a restore plan that fails. */
+function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>, dir: string): Error {
+  switch (decision.reason) {
+    case 'fallback-past-committed':
+      return new RestoreFallbackRefusedError(
+        dir,
+        decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem })),
+        decision.fallback.checkpointId,
+      );
+    case 'location-empty':
+      return new CheckpointStorageError(`no checkpoint in ${dir} to restore from`);
+    case 'none-usable':
+      return new CheckpointStorageError(
+        `no usable checkpoint in ${dir} to restore from: ${decision.message}`,
+      );
+    default: {
+      const unreachable: never = decision;
+      return unreachable;
+    }
+  }
+}
+
+/**
+ * Warns (a `warning` event) about stateful operators without an explicit uid, when state
+ * outlives this run (a checkpoint directory, or a restore): their default uids survive stateless
+ * edits but not a rename (see `graph/operator-uid.ts`).
+ */
+function warnAboutDefaultUids(client: JobClient): void {
+  const operators = client.plan.vertices.flatMap((v) =>
+    v.operators
+      .filter((o) => !o.explicitUid && isStatefulOperator(o.spec))
+      .map((o) => ({ name: o.name, kind: o.spec.kind, uid: o.uid })),
+  );
+  if (operators.length === 0) return;
+  client.emit(
+    'warning',
+    new JobWarning(
+      { kind: 'operators-without-uid', operators },
+      `${operators.length} stateful operator(s) have no explicit uid (${operators.map((o) => `"${o.name}"`).join(', ')}); ` +
+        'their state is matched by kind, name and order on restore, so renaming one loses it: set .uid(...) on each',
+    ),
+  );
 }
 
 /** A control call to a task whose worker is gone never matters: the execution is failing anyway. */

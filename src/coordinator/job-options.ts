@@ -66,8 +66,27 @@ export interface JobOptions {
   readonly checkpointing?: CheckpointingOptions;
   readonly stateBackend?: 'heap' | 'lmdb';
   readonly restartStrategy?: RestartStrategyOptions;
-  /** `'latest'`: the newest completed checkpoint in `checkpointing.dir`; or a checkpoint directory path. */
+  /**
+   * `'latest'`: the newest completed checkpoint in `checkpointing.dir` (needs `dir`; a directory
+   * that does not exist yet or is empty is a first start, reported as a `fresh-start` event); or
+   * a checkpoint directory path (a savepoint), which must hold a usable checkpoint. Needs
+   * `checkpointing`.
+   */
   readonly restoreFrom?: string;
+  // ---- restore safety: what a restore may give up (both default false: refuse instead) ----
+  /**
+   * Restore even when the checkpoint holds state that no operator of this job takes (an operator
+   * removed, or whose uid changed): that state is dropped, with a `warning` event. Default false:
+   * such a restore fails with NonRestoredStateError (Flink's `allowNonRestoredState`).
+   */
+  readonly allowNonRestoredState?: boolean;
+  /**
+   * When the newest checkpoint(s) fail verification, restore the newest one that verifies anyway.
+   * Consequence: output the sinks committed for the damaged checkpoints is committed again
+   * (duplicates). Default false: such a restore fails with RestoreFallbackRefusedError (under
+   * at-least-once the fallback is allowed, duplicates being within that guarantee).
+   */
+  readonly allowFallbackPastDamaged?: boolean;
   readonly channels?: ChannelOptions;
   /**
    * How often the client samples live task counters (`JobClient.metrics()`, the `metrics`
@@ -87,6 +106,8 @@ export interface ResolvedJobOptions {
   readonly stateBackend: 'heap' | 'lmdb';
   readonly restartStrategy: RestartStrategyOptions;
   readonly restoreFrom: string | undefined;
+  readonly allowNonRestoredState: boolean;
+  readonly allowFallbackPastDamaged: boolean;
   readonly channels: Required<ChannelOptions>;
   readonly metricsInterval: number;
 }
@@ -172,6 +193,18 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   if (o.restoreFrom !== undefined && (typeof o.restoreFrom !== 'string' || o.restoreFrom.length === 0)) {
     throw new InvalidOptionError('restoreFrom', "must be 'latest' or a checkpoint directory path");
   }
+  // A restore request that would be ignored is a mistake, not a fresh start.
+  if (o.restoreFrom !== undefined && checkpointing === null) {
+    throw new InvalidOptionError('restoreFrom', 'needs `checkpointing` (CLI: --checkpoint-dir DIR)');
+  }
+  if (o.restoreFrom === 'latest' && checkpointing?.dir === undefined) {
+    throw new InvalidOptionError(
+      'restoreFrom',
+      "'latest' needs checkpointing.dir (CLI --checkpoint-dir DIR): without it checkpoints go to a temporary directory",
+    );
+  }
+  const allowNonRestoredState = bool('allowNonRestoredState', o.allowNonRestoredState);
+  const allowFallbackPastDamaged = bool('allowFallbackPastDamaged', o.allowFallbackPastDamaged);
   const ch = o.channels ?? {};
   const channels = {
     ringBytes: ch.ringBytes === undefined ? 1 << 20 : int('channels.ringBytes', ch.ringBytes, 4096, 1 << 30),
@@ -189,10 +222,19 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     stateBackend,
     restartStrategy,
     restoreFrom: o.restoreFrom,
+    allowNonRestoredState,
+    allowFallbackPastDamaged,
     channels,
     metricsInterval:
       o.metricsInterval === undefined ? 1000 : int('metricsInterval', o.metricsInterval, 0, 3_600_000),
   };
+}
+
+function bool(name: string, v: unknown): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean')
+    throw new InvalidOptionError(name, `must be a boolean, got ${JSON.stringify(v)}`);
+  return v;
 }
 
 function recordFormatOf(format: unknown): 'auto' | 'msgpack' {

@@ -21,6 +21,7 @@ export interface RestoreWarning {
 }
 
 export type RestorePlan<C extends RestoreCandidate = RestoreCandidate> =
+  /** `warnings` non-empty: a fallback past damaged checkpoints the user allowed. */
   | { readonly kind: 'restore'; readonly checkpoint: C; readonly warnings: readonly RestoreWarning[] }
   /** Nothing to restore: run from the beginning (and say so). */
   | {
@@ -28,17 +29,42 @@ export type RestorePlan<C extends RestoreCandidate = RestoreCandidate> =
       readonly reason: 'no-checkpoints';
       readonly warnings: readonly RestoreWarning[];
     }
-  /** Checkpoints exist but none is usable: a fatal error, see {@link planRestore}. */
-  | { readonly kind: 'fail'; readonly message: string; readonly warnings: readonly RestoreWarning[] };
+  /** A fatal error, see {@link planRestore}; `reason` says which. */
+  | {
+      readonly kind: 'fail';
+      readonly reason: 'location-empty' | 'none-usable';
+      readonly message: string;
+      readonly warnings: readonly RestoreWarning[];
+    }
+  /** A usable checkpoint exists, but only behind committed, damaged ones: restoring it could duplicate output. */
+  | {
+      readonly kind: 'fail';
+      readonly reason: 'fallback-past-committed';
+      readonly message: string;
+      /** The checkpoint restore would have fallen back to. */
+      readonly fallback: C;
+      /** The newer, damaged checkpoints, newest first. */
+      readonly warnings: readonly RestoreWarning[];
+    };
 
 export interface RestoreFacts<C extends RestoreCandidate> {
-  /** In any order. */
+  /**
+   * In any order. Every candidate is a committed checkpoint (its metadata was written, so
+   * `notifyCheckpointComplete` — and with it the sinks' commits — may have run for it).
+   */
   readonly candidates: readonly C[];
   /**
    * `latest`: the newest usable checkpoint, if any (`restoreFrom: 'latest'`, and failover).
    * `explicit`: the user named a location; it must hold a usable checkpoint.
    */
   readonly request: 'latest' | 'explicit';
+  /**
+   * The run's guarantee. Under `at-least-once` duplicates after a restore are within the
+   * contract, so a fallback past damaged checkpoints is allowed (with a warning).
+   */
+  readonly mode: 'exactly-once' | 'at-least-once';
+  /** The user accepted duplicates from a fallback (`allowFallbackPastDamaged`). */
+  readonly allowFallbackPastDamaged: boolean;
 }
 
 /**
@@ -47,12 +73,31 @@ export interface RestoreFacts<C extends RestoreCandidate> {
  *   completed), `fail` for `explicit` (the user named a location that holds nothing).
  * - Some, none usable: `fail` for both. Starting fresh would replay input whose output
  *   transactional sinks already committed, which breaks exactly-once; a human must decide.
+ * - The newest usable one is older than some unusable ones: `fail` (`fallback-past-committed`)
+ *   under exactly-once unless the user allowed it. Every candidate is committed, and a
+ *   committed checkpoint's transactions may have been committed by the sinks (commit runs
+ *   right after completion), so restoring an older one would commit that output a second time.
+ *   Proving the fallback safe would need to know what each sink committed, and the damaged
+ *   checkpoint is exactly the record that could have said so.
  */
 export function planRestore<C extends RestoreCandidate>(facts: RestoreFacts<C>): RestorePlan<C> {
   const newestFirst = [...facts.candidates].sort((a, b) => b.checkpointId - a.checkpointId);
   const warnings: RestoreWarning[] = [];
   for (const candidate of newestFirst) {
-    if (candidate.problem === undefined) return { kind: 'restore', checkpoint: candidate, warnings };
+    if (candidate.problem === undefined) {
+      const allowed =
+        warnings.length === 0 || facts.allowFallbackPastDamaged || facts.mode === 'at-least-once';
+      if (allowed) return { kind: 'restore', checkpoint: candidate, warnings };
+      return {
+        kind: 'fail',
+        reason: 'fallback-past-committed',
+        message:
+          `checkpoint(s) ${warnings.map((w) => w.checkpointId).join(', ')} failed verification; ` +
+          `falling back to checkpoint ${candidate.checkpointId} could commit their output again`,
+        fallback: candidate,
+        warnings,
+      };
+    }
     warnings.push({
       kind: 'skipped-unusable-checkpoint',
       checkpointId: candidate.checkpointId,
@@ -62,12 +107,47 @@ export function planRestore<C extends RestoreCandidate>(facts: RestoreFacts<C>):
   if (newestFirst.length === 0) {
     return facts.request === 'latest'
       ? { kind: 'fresh-start', reason: 'no-checkpoints', warnings }
-      : { kind: 'fail', message: 'the location holds no checkpoint', warnings };
+      : { kind: 'fail', reason: 'location-empty', message: 'the location holds no checkpoint', warnings };
   }
   return {
     kind: 'fail',
+    reason: 'none-usable',
     message: `none of the ${newestFirst.length} checkpoint(s) is usable (newest: ${newestFirst[0].checkpointId}: ${newestFirst[0].problem})`,
     warnings,
+  };
+}
+
+/**
+ * What `restoreFrom: 'latest'` finds in the job's checkpoint directory before it is opened (and
+ * so created): `entries` is its listing, `null` when it does not exist.
+ * - missing or empty: a first start (README's service pattern restores `latest` on every start),
+ *   reported as a fresh start;
+ * - `data.mdb` present: checkpoint storage, restore from it;
+ * - anything else: refused. `lock.mdb` without `data.mdb` is a checkpoint directory that lost
+ *   its data; other content means a mistyped directory. Starting fresh would commit every output
+ *   again.
+ */
+export type CheckpointDirState =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'storage' }
+  | { readonly kind: 'refuse'; readonly reason: string };
+
+export function classifyCheckpointDir(entries: readonly string[] | null): CheckpointDirState {
+  if (entries === null) return { kind: 'missing' };
+  if (entries.length === 0) return { kind: 'empty' };
+  if (entries.includes('data.mdb')) return { kind: 'storage' };
+  if (entries.includes('lock.mdb')) {
+    return {
+      kind: 'refuse',
+      reason:
+        'it holds lock.mdb but no data.mdb: it is a checkpoint directory whose data file was deleted or lost',
+    };
+  }
+  const shown = entries.slice(0, 3).join(', ') + (entries.length > 3 ? ', ...' : '');
+  return {
+    kind: 'refuse',
+    reason: `it is not empty (${shown}) but holds no checkpoint storage (data.mdb): a mistyped directory?`,
   };
 }
 

@@ -134,6 +134,7 @@ export function buildExecutionPlan(graph: StreamGraph, options: ExecutionPlanOpt
         nodeId: node.id,
         name: node.name,
         uid: node.uid,
+        ...(node.explicitUid ? { explicitUid: true as const } : {}),
         spec: node.spec,
         chainedOutputs: chainedFor(undefined),
         outputEdges: edgesFor(undefined),

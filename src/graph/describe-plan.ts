@@ -79,8 +79,8 @@ export function planSummary(plan: ExecutionPlan): PlanSummary {
  * ```text
  * plan: 2 tasks, 1 network edge, 4 channels, maxParallelism 128
  * task 0 "numbers -> map" x2
- *   numbers (source, uid source-0)
- *   map (map, uid map-1) <- numbers
+ *   numbers (source, uid source:numbers:0)
+ *   map (map, uid map:map:0) <- numbers
  * task 1 "keyed-process -> sink: sums" x2
  *   ...
  * edge 0: task 0 (map) => task 1 (keyed-process), hash, 4 channels

@@ -11,6 +11,8 @@ export interface ChainedOperator {
   readonly nodeId: number;
   readonly name: string;
   readonly uid: string;
+  /** True when `uid` was set with `.uid()` (see `StreamNode.explicitUid`). */
+  readonly explicitUid?: true;
   readonly spec: OperatorSpec;
   /** Operators of the same vertex that receive this operator's output by direct call. */
   readonly chainedOutputs: readonly number[];

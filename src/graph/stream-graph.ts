@@ -108,8 +108,14 @@ export interface StreamNode {
   /** Deterministic: creation order within one build of the job. */
   readonly id: number;
   readonly name: string;
-  /** Stable identity for state across restarts and rescaling; defaults to a name derived from the id. */
+  /**
+   * Stable identity for state across restarts and rescaling: the `.uid()` given, else a default
+   * derived from the kind, the name and the ordinal among operators of that kind and name
+   * (see `operator-uid.ts`).
+   */
   readonly uid: string;
+  /** True when `uid` was set with `.uid()`. */
+  readonly explicitUid?: true;
   /** `undefined`: the job's default parallelism. */
   readonly parallelism: number | undefined;
   readonly spec: OperatorSpec;

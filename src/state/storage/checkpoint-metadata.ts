@@ -23,6 +23,11 @@ export interface OperatorInfo {
 export interface JobInfo {
   readonly jobName?: string;
   readonly maxParallelism: number;
+  /**
+   * How operators without `.uid()` were named (`graph/operator-uid.ts`): 2 for
+   * kind/name/ordinal uids; absent in checkpoints written before, which used `${kind}-${nodeId}`.
+   */
+  readonly defaultUidScheme?: number;
   readonly operators: readonly OperatorInfo[];
 }
 

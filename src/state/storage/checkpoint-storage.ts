@@ -62,6 +62,7 @@ import {
   chunkIdPrefix,
 } from './chunk-handle.js';
 import { type CheckpointDescription, describeCheckpoint } from './describe-checkpoint.js';
+import { checkLmdbDataFile } from './lmdb-data-file.js';
 import { type RestoreSelection, selectRestorable } from './select-restorable.js';
 import {
   DATA_FILE,
@@ -155,7 +156,9 @@ export class CheckpointStorage {
   /**
    * Opens (creating unless `create: false`) the store in `dir`. Synchronous; the first open of
    * a new directory performs one small durable write (the format marker).
-   * @throws CheckpointStorageError when the directory cannot be opened or has another format.
+   * @throws CheckpointStorageError when the directory cannot be opened or has another format;
+   *   CheckpointFileDamagedError when `data.mdb` is shorter than its meta page says (checked before
+   *   the file is mapped).
    */
   static open(dir: string, options: CheckpointStorageOptions = {}): CheckpointStorage {
     if (typeof dir !== 'string' || dir.length === 0) throw new TypeError('dir must be a non-empty string');
@@ -166,9 +169,13 @@ export class CheckpointStorage {
       DEFAULT_MAX_IN_FLIGHT_BYTES,
       'maxInFlightBytes',
     );
-    if (!existsSync(join(dir, DATA_FILE))) {
+    const dataFile = join(dir, DATA_FILE);
+    if (!existsSync(dataFile)) {
       if (!create) throw new CheckpointStorageError(`no checkpoint storage in ${dir}`);
       mkdirSync(dir, { recursive: true });
+    } else {
+      // Before lmdb maps it: a truncated file would be a SIGBUS, not an error.
+      checkLmdbDataFile(dataFile);
     }
     let root: RootDatabase;
     try {

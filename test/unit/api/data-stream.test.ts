@@ -274,9 +274,9 @@ describe('name, uid, setParallelism', () => {
         .setParallelism(1);
     });
     expect(g.nodes.map((n) => [n.name, n.uid, n.parallelism])).toEqual([
-      ['fake-source', 'source-0', 1],
+      ['fake-source', 'source:fake-source:0', 1],
       ['double', 'double-v1', 3],
-      ['total', 'keyed-reduce-2', 2],
+      ['total', 'keyed-reduce:total:0', 2],
       ['out', 'sink-v1', 1],
     ]);
   });
@@ -322,12 +322,12 @@ describe('name, uid, setParallelism', () => {
       graphOf((env) => {
         env
           .fromSource(fakeSource())
-          .uid('map-1')
+          .uid('map:map:0')
           .map((v) => v)
           .sinkTo(fakeSink());
       }),
     ).toThrow(
-      'uid "map-1" is used by both operator "fake-source" (source, id 0) and operator "map" (map, id 1)',
+      'uid "map:map:0" is used by both operator "fake-source" (source, id 0) and operator "map" (map, id 1)',
     );
   });
 

@@ -46,9 +46,9 @@ describe('buildStreamGraph', () => {
     const b = buildStreamGraph(job, { factor: '3' });
     const shape = (g: typeof a) => g.nodes.map((n) => [n.id, n.name, n.uid, n.spec.kind]);
     expect(shape(a)).toEqual([
-      [0, 'numbers', 'source-0', 'source'],
-      [1, 'times 3', 'map-1', 'map'],
-      [2, 'sink: out', 'sink-2', 'sink'],
+      [0, 'numbers', 'source:numbers:0', 'source'],
+      [1, 'times 3', 'map:times 3:0', 'map'],
+      [2, 'sink: out', 'sink:sink: out:0', 'sink'],
     ]);
     expect(shape(b)).toEqual(shape(a));
   });

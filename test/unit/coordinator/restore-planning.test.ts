@@ -4,45 +4,91 @@ import { decideFailover, planRestore } from '../../../src/coordinator/restore-pl
 import { CheckpointDeclinedError, InvalidOptionError, TaskFailureError } from '../../../src/errors.js';
 
 describe('planRestore', () => {
+  const exactlyOnce = { mode: 'exactly-once', allowFallbackPastDamaged: false } as const;
+
   it('restores the newest usable checkpoint, whatever the input order', () => {
     const plan = planRestore({
       candidates: [{ checkpointId: 3 }, { checkpointId: 7 }, { checkpointId: 5 }],
       request: 'latest',
+      ...exactlyOnce,
     });
     expect(plan).toEqual({ kind: 'restore', checkpoint: { checkpointId: 7 }, warnings: [] });
   });
 
-  it('falls back past unusable checkpoints, with one warning each', () => {
-    const plan = planRestore({
-      candidates: [
-        { checkpointId: 5 },
-        { checkpointId: 7, problem: 'bad checksum' },
-        { checkpointId: 6, problem: 'missing chunk' },
-      ],
+  const damagedNewest = [
+    { checkpointId: 5 },
+    { checkpointId: 7, problem: 'bad checksum' },
+    { checkpointId: 6, problem: 'missing chunk' },
+  ];
+  const skipped = [
+    { kind: 'skipped-unusable-checkpoint', checkpointId: 7, problem: 'bad checksum' },
+    { kind: 'skipped-unusable-checkpoint', checkpointId: 6, problem: 'missing chunk' },
+  ];
+
+  it.each(['latest', 'explicit'] as const)(
+    'exactly-once (%s): refuses to fall back past committed, damaged checkpoints, naming them and the fallback',
+    (request) => {
+      const plan = planRestore({ candidates: damagedNewest, request, ...exactlyOnce });
+      expect(plan).toEqual({
+        kind: 'fail',
+        reason: 'fallback-past-committed',
+        message: expect.stringMatching(/checkpoint\(s\) 7, 6 failed verification.*checkpoint 5/),
+        fallback: { checkpointId: 5 },
+        warnings: skipped,
+      });
+    },
+  );
+
+  it('falls back past damaged checkpoints, with one warning each, when the user allowed it or under at-least-once', () => {
+    const allowed = planRestore({
+      candidates: damagedNewest,
       request: 'latest',
+      mode: 'exactly-once',
+      allowFallbackPastDamaged: true,
     });
-    expect(plan).toEqual({
-      kind: 'restore',
-      checkpoint: { checkpointId: 5 },
-      warnings: [
-        { kind: 'skipped-unusable-checkpoint', checkpointId: 7, problem: 'bad checksum' },
-        { kind: 'skipped-unusable-checkpoint', checkpointId: 6, problem: 'missing chunk' },
-      ],
+    expect(allowed).toEqual({ kind: 'restore', checkpoint: { checkpointId: 5 }, warnings: skipped });
+    const atLeastOnce = planRestore({
+      candidates: damagedNewest,
+      request: 'latest',
+      mode: 'at-least-once',
+      allowFallbackPastDamaged: false,
     });
+    expect(atLeastOnce).toEqual(allowed);
+  });
+
+  it('a damaged checkpoint older than the restored one is no fallback', () => {
+    const plan = planRestore({
+      candidates: [{ checkpointId: 4, problem: 'corrupt' }, { checkpointId: 5 }],
+      request: 'latest',
+      ...exactlyOnce,
+    });
+    expect(plan).toEqual({ kind: 'restore', checkpoint: { checkpointId: 5 }, warnings: [] });
   });
 
   it('no checkpoint: a fresh start for latest, a failure for an explicit location', () => {
-    expect(planRestore({ candidates: [], request: 'latest' })).toEqual({
+    expect(planRestore({ candidates: [], request: 'latest', ...exactlyOnce })).toEqual({
       kind: 'fresh-start',
       reason: 'no-checkpoints',
       warnings: [],
     });
-    expect(planRestore({ candidates: [], request: 'explicit' })).toMatchObject({ kind: 'fail' });
+    expect(planRestore({ candidates: [], request: 'explicit', ...exactlyOnce })).toMatchObject({
+      kind: 'fail',
+      reason: 'location-empty',
+    });
   });
 
-  it('checkpoints exist but none is usable: fail, never start fresh', () => {
-    const plan = planRestore({ candidates: [{ checkpointId: 2, problem: 'corrupt' }], request: 'latest' });
-    expect(plan).toMatchObject({ kind: 'fail', message: expect.stringMatching(/none of the 1 checkpoint/) });
+  it('checkpoints exist but none is usable: fail, never start fresh, even when fallbacks are allowed', () => {
+    const plan = planRestore({
+      candidates: [{ checkpointId: 2, problem: 'corrupt' }],
+      request: 'latest',
+      mode: 'at-least-once',
+      allowFallbackPastDamaged: true,
+    });
+    expect(plan).toMatchObject({
+      kind: 'fail',
+      reason: 'none-usable',
+      message: expect.stringMatching(/none of the 1 checkpoint/),
+    });
     expect(plan.warnings).toHaveLength(1);
   });
 });

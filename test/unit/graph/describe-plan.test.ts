@@ -28,8 +28,8 @@ describe('planSummary', () => {
           name: 'numbers -> map',
           parallelism: 2,
           operators: [
-            { id: 0, name: 'numbers', uid: 'source-0', kind: 'source', chainedTo: [1] },
-            { id: 1, name: 'map', uid: 'map-1', kind: 'map', chainedTo: [] },
+            { id: 0, name: 'numbers', uid: 'source:numbers:0', kind: 'source', chainedTo: [1] },
+            { id: 1, name: 'map', uid: 'map:map:0', kind: 'map', chainedTo: [] },
           ],
         },
         {
@@ -38,7 +38,7 @@ describe('planSummary', () => {
           parallelism: 2,
           operators: [
             { id: 2, name: 'keyed-process', uid: 'summer', kind: 'keyed-process', chainedTo: [3] },
-            { id: 3, name: 'sink: sums', uid: 'sink-3', kind: 'sink', chainedTo: [] },
+            { id: 3, name: 'sink: sums', uid: 'sink:sink: sums:0', kind: 'sink', chainedTo: [] },
           ],
         },
       ],
@@ -65,11 +65,11 @@ describe('describePlan', () => {
       [
         'plan: 2 tasks, 1 network edge, 4 channels, maxParallelism 64',
         'task 0 "numbers -> map" x2',
-        '  numbers (source, uid source-0)',
-        '  map (map, uid map-1) <- numbers',
+        '  numbers (source, uid source:numbers:0)',
+        '  map (map, uid map:map:0) <- numbers',
         'task 1 "keyed-process -> sink: sums" x2',
         '  keyed-process (keyed-process, uid summer)',
-        '  sink: sums (sink, uid sink-3) <- keyed-process',
+        '  sink: sums (sink, uid sink:sink: sums:0) <- keyed-process',
         'edge 0: task 0 (map) => task 1 (keyed-process), hash, 4 channels',
       ].join('\n'),
     );

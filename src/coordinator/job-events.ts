@@ -1,0 +1,65 @@
+/**
+ * Payloads of the job client's restore events, the decisions a user must know about:
+ * - `restored` ({@link RestoredEvent}): the run continues from a checkpoint;
+ * - `fresh-start` ({@link FreshStartEvent}): `restoreFrom: 'latest'` found nothing to restore,
+ *   so the run starts from the beginning (a first start, or a mistyped directory: it says which);
+ * - `warning` with a {@link JobWarning}: a fallback past damaged checkpoints, state dropped with
+ *   `allowNonRestoredState`, stateful operators without an explicit uid.
+ * `weir run` prints each of them on stderr.
+ */
+
+import type { DamagedCheckpoint, OrphanedState } from '../errors.js';
+
+export interface RestoredEvent {
+  readonly checkpointId: number;
+  /** The checkpoint directory it came from. */
+  readonly dir: string;
+}
+
+export interface FreshStartEvent {
+  readonly dir: string;
+  /**
+   * `no-directory`: the checkpoint directory does not exist (a first start, or a mistyped path);
+   * `empty-directory`: it exists and is empty; `no-completed-checkpoint`: it holds checkpoint
+   * storage but no checkpoint completed yet.
+   */
+  readonly reason: 'no-directory' | 'empty-directory' | 'no-completed-checkpoint';
+  /** One line for a log. */
+  readonly message: string;
+}
+
+export type JobWarningDetails =
+  /** Restored an older checkpoint past damaged, committed ones (allowed by the user or at-least-once). */
+  | {
+      readonly kind: 'fallback-past-damaged';
+      readonly dir: string;
+      readonly restoredCheckpointId: number;
+      readonly skipped: readonly DamagedCheckpoint[];
+    }
+  /** State no operator takes was dropped (`allowNonRestoredState`). */
+  | {
+      readonly kind: 'non-restored-state';
+      readonly checkpointId: number;
+      readonly operators: readonly OrphanedState[];
+    }
+  /** Stateful operators rely on default uids (state persists across runs in this job). */
+  | {
+      readonly kind: 'operators-without-uid';
+      readonly operators: readonly { readonly name: string; readonly kind: string; readonly uid: string }[];
+    };
+
+/** What the job client emits as `warning` for restore decisions; `details.kind` says which. */
+export class JobWarning extends Error {
+  readonly code = 'WEIR_JOB_WARNING';
+  constructor(
+    readonly details: JobWarningDetails,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'JobWarning';
+  }
+
+  get kind(): JobWarningDetails['kind'] {
+    return this.details.kind;
+  }
+}
