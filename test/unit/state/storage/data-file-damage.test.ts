@@ -92,7 +92,9 @@ describe('dataFileProblem', () => {
 
   it('uses the meta page with the higher transaction id', () => {
     expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 99))).toBeUndefined();
-    expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 199))).toMatch(/transaction 6\) uses pages 0-199/);
+    expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 199))).toMatch(
+      /transaction 6\) uses pages 0-199/,
+    );
     expect(dataFileProblem(100 * 4096, meta(7, 99), meta(6, 199))).toBeUndefined();
   });
 
