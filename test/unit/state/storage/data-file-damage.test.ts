@@ -77,7 +77,7 @@ describe('checkpoint storage validates data.mdb before mapping it', () => {
 });
 
 describe('dataFileProblem', () => {
-  /** A meta page as LMDB writes it (see lmdb-data-file.ts for the offsets). */
+  /** A meta page as LMDB writes it (see lmdb-data-file.ts for the offsets); empty trees. */
   function meta(txnId: number, lastPage: number, pageSize = 4096): Uint8Array {
     const page = new Uint8Array(160);
     const v = new DataView(page.buffer);
@@ -85,28 +85,62 @@ describe('dataFileProblem', () => {
     v.setUint32(24, 0xbeefc0de, true);
     v.setUint32(28, 2, true);
     v.setUint32(48, pageSize, true);
+    v.setBigUint64(88, 0xffffffffffffffffn, true);
+    v.setBigUint64(136, 0xffffffffffffffffn, true);
     v.setBigUint64(144, BigInt(lastPage), true);
     v.setBigUint64(152, BigInt(txnId), true);
     return page;
   }
+  const noPages = () => {
+    throw new Error('no page should be read');
+  };
 
-  it('uses the meta page with the higher transaction id', () => {
-    expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 99))).toBeUndefined();
-    expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 199))).toMatch(
-      /transaction 6\) uses pages 0-199/,
-    );
-    expect(dataFileProblem(100 * 4096, meta(7, 99), meta(6, 199))).toBeUndefined();
-  });
-
-  it('tolerates a few unwritten free pages at the end, not more', () => {
-    expect(dataFileProblem(90 * 4096, meta(1, 99), meta(2, 99))).toBeUndefined();
-    expect(dataFileProblem(80 * 4096, meta(1, 99), meta(2, 99))).toMatch(/truncated/);
+  it('uses the meta page with the higher transaction id; a full file needs no walk', () => {
+    expect(dataFileProblem(100 * 4096, meta(5, 99), meta(6, 99), noPages)).toBeUndefined();
+    expect(dataFileProblem(100 * 4096, meta(7, 99), meta(6, 199), noPages)).toBeUndefined();
   });
 
   it('rejects what is not an LMDB meta page', () => {
     const bad = meta(1, 1);
     bad[24] = 0;
     expect(parseMetaPage(bad)).toBe('no LMDB magic number');
-    expect(dataFileProblem(8192, bad, meta(1, 1))).toMatch(/meta page 0 is invalid/);
+    expect(dataFileProblem(8192, bad, meta(1, 1), noPages)).toMatch(/meta page 0 is invalid/);
+  });
+});
+
+describe('a data.mdb shorter than last_pg says (real files)', () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+  const problemOf = (file: string) => {
+    const bytes = readFileSync(file);
+    const pageSize = new DataView(bytes.buffer, bytes.byteOffset).getUint32(48, true);
+    return dataFileProblem(
+      bytes.length,
+      bytes.subarray(0, 160),
+      bytes.length >= pageSize + 160 ? bytes.subarray(pageSize, pageSize + 160) : undefined,
+      (pgno, size) => bytes.subarray(pgno * size, (pgno + 1) * size),
+    );
+  };
+
+  it('missing only free tail pages (last_pg raised past the end, as LMDB may leave it): healthy; missing live pages: truncated', async () => {
+    const t = await populated('walk');
+    cleanups.push(t.remove);
+    const file = join(t.dir, 'data.mdb');
+    expect(problemOf(file)).toBeUndefined();
+    const bytes = readFileSync(file);
+    const v = new DataView(bytes.buffer, bytes.byteOffset);
+    const pageSize = v.getUint32(48, true);
+    const newest = v.getBigUint64(152, true) > v.getBigUint64(pageSize + 152, true) ? 0 : pageSize;
+    const lastPage = v.getBigUint64(newest + 144, true);
+    v.setBigUint64(newest + 144, lastPage + 10n, true); // 10 pages "allocated" but never written
+    writeFileSync(file, bytes);
+    expect(problemOf(file)).toBeUndefined();
+    expect(openInChild(t.dir, 'checked').stdout).toBe('opened "found"');
+    truncateSync(file, bytes.length - 3 * pageSize); // now live pages are gone too
+    expect(problemOf(file)).toMatch(
+      /it was truncated \((overflow pages|page) \d+.* past the end|beyond the end/,
+    );
   });
 });
