@@ -13,6 +13,7 @@ export default defineJob((env, args) => {
   const data = args.data ?? './weir-data';
   env
     .fromSource(sources.log<PageView>({ dir: `${data}/log`, topic: 'page-views' }), 'page views')
+    .uid('page-views-source') // state is matched by uid on restore: one on every stateful operator
     .keyBy((v) => v.page)
     .process((v, ctx, out) => {
       const views = ctx.state.value<number>('views');
@@ -21,5 +22,7 @@ export default defineJob((env, args) => {
       out.collect({ page: v.page, views: n, user: v.user });
     })
     .name('views per page')
-    .sinkTo(sinks.file({ dir: `${data}/page-views`, format: 'jsonl' }));
+    .uid('views-per-page')
+    .sinkTo(sinks.file({ dir: `${data}/page-views`, format: 'jsonl' }))
+    .uid('page-views-files');
 });

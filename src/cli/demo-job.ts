@@ -97,6 +97,7 @@ function clickStream(
   );
   return env
     .fromSource(source, 'clicks from the log')
+    .uid('clicks')
     .map((c: LoggedClick, ctx): LoggedClick => {
       const partition = c.seq % partitions;
       const poster = telemetry(partition);
@@ -167,21 +168,27 @@ export default defineJob((env, args) => {
     .keyBy((c) => c.page)
     .process(countPageViews)
     .name('page views')
+    .uid('page-views')
     .keyBy((c) => c.user)
     .process(countUserClicks)
     .name('user clicks')
+    .uid('user-clicks')
     .sinkTo(probeSink<CountedClick>(countsSink(a), { telemetry: sinkTelemetry, crash }))
-    .name('probe + file sink (counts)');
+    .name('probe + file sink (counts)')
+    .uid('counts-sink');
 
   clicks
     .assignTimestampsAndWatermarks({ timestamp: (c) => c.ts, maxOutOfOrderness: CLICK_MAX_LATENESS_MS })
     .name('event time')
+    .uid('event-time')
     .keyBy((c) => c.user)
     .window(windows.tumbling({ size: DEMO_WINDOW_MS }))
     .aggregate(countPerWindow)
     .name('clicks per user per second')
+    .uid('clicks-per-window')
     .sinkTo(file<WindowCount>({ dir: a.windows, format: 'jsonl' }))
-    .name('file sink (windows)');
+    .name('file sink (windows)')
+    .uid('windows-sink');
 });
 
 function countsSink(a: DemoJobArgs): Sink<CountedClick & ProbeStamp> {

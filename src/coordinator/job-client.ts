@@ -21,6 +21,7 @@ import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
 import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
+import type { FreshStartEvent, RestoredEvent } from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
 import { type DeployedTask, Execution, TaskPool } from './scheduler.js';
@@ -81,6 +82,23 @@ export interface JobResult {
   readonly plan: ExecutionPlan;
 }
 
+/**
+ * Typed listeners of the restore events (payloads in `job-events.ts`); every other event keeps
+ * EventEmitter's signature.
+ */
+export interface JobClient {
+  on(event: 'restored', listener: (event: RestoredEvent) => void): this;
+  on(event: 'fresh-start', listener: (event: FreshStartEvent) => void): this;
+  /** A {@link JobWarning} for restore decisions; other warnings are plain errors. */
+  on(event: 'warning', listener: (warning: Error) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once(event: 'restored', listener: (event: RestoredEvent) => void): this;
+  once(event: 'fresh-start', listener: (event: FreshStartEvent) => void): this;
+  once(event: 'warning', listener: (warning: Error) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface only narrows `on`/`once` overloads of the class's inherited EventEmitter methods
 export class JobClient extends EventEmitter {
   /** Resolves with the result of a bounded job; rejects with JobFailedError or JobCancelledError. */
   readonly done: Promise<JobResult>;
