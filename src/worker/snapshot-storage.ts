@@ -37,7 +37,9 @@ export function operatorStatePackr(): Packr {
 }
 
 export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapshotStorage> {
-  const storage = CheckpointStorage.open(d.checkpointing!.dir);
+  // The job's coordinator validated data.mdb when it opened the directory, before any task ran;
+  // checked again here it would race with other tasks' commits.
+  const storage = CheckpointStorage.open(d.checkpointing!.dir, { validateDataFile: false });
   const packr = operatorStatePackr();
   return {
     async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
@@ -65,6 +67,6 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
  * this task restores from); the task's own checkpoints still go to its job's directory.
  */
 export function openChunkReader(dir: string): Pick<TaskSnapshotStorage, 'readChunk' | 'close'> {
-  const storage = CheckpointStorage.open(dir, { create: false });
+  const storage = CheckpointStorage.open(dir, { create: false, validateDataFile: false });
   return { readChunk: (handle) => storage.readChunk(handle), close: () => storage.close() };
 }

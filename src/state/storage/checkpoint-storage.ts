@@ -79,6 +79,13 @@ import {
 export interface CheckpointStorageOptions {
   /** Create the directory and an empty store when there is none (default `true`); tools pass `false`. */
   readonly create?: boolean;
+  /**
+   * Check `data.mdb` against its meta pages before mapping it (`lmdb-data-file.ts`), so that a
+   * truncated file is a CheckpointFileDamagedError instead of a SIGBUS. Default `true`; tasks pass
+   * `false` for a directory their job's coordinator already checked (a check concurrent with
+   * commits of other threads could only cost, never find more).
+   */
+  readonly validateDataFile?: boolean;
   /** Chunks are written in LMDB transactions of at most this many bytes (one oversized chunk goes alone). Default 4 MiB. */
   readonly maxBatchBytes?: number;
   /** Bytes this handle may have queued and not yet durable; `writeChunks` waits beyond it. Default 32 MiB. */
@@ -173,7 +180,7 @@ export class CheckpointStorage {
     if (!existsSync(dataFile)) {
       if (!create) throw new CheckpointStorageError(`no checkpoint storage in ${dir}`);
       mkdirSync(dir, { recursive: true });
-    } else {
+    } else if (options.validateDataFile ?? true) {
       // Before lmdb maps it: a truncated file would be a SIGBUS, not an error.
       checkLmdbDataFile(dataFile);
     }

@@ -163,15 +163,19 @@ export function dataFileProblem(
 export function checkLmdbDataFile(path: string): void {
   const fd = openSync(path, 'r');
   try {
-    const size = fstatSync(fd).size;
+    // Meta pages first, size after: other threads or processes may be committing. LMDB writes
+    // (and syncs) a transaction's pages before its meta page, so a size read after the meta
+    // page covers every page that meta page uses. The other order could see a new meta page
+    // with an old size and take a healthy file for a truncated one.
     const meta0 = new Uint8Array(META_BYTES);
     const read0 = readSync(fd, meta0, 0, META_BYTES, 0);
     const first = parseMetaPage(meta0.subarray(0, read0));
     let meta1: Uint8Array | undefined;
-    if (typeof first !== 'string' && size >= first.pageSize + META_BYTES) {
-      meta1 = new Uint8Array(META_BYTES);
-      readSync(fd, meta1, 0, META_BYTES, first.pageSize);
+    if (typeof first !== 'string') {
+      const buffer = new Uint8Array(META_BYTES);
+      if (readSync(fd, buffer, 0, META_BYTES, first.pageSize) === META_BYTES) meta1 = buffer;
     }
+    const size = fstatSync(fd).size;
     const problem = dataFileProblem(size, meta0.subarray(0, read0), meta1, (pgno, pageSize) => {
       const page = new Uint8Array(pageSize);
       readSync(fd, page, 0, pageSize, pgno * pageSize);
