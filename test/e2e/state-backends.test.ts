@@ -144,7 +144,9 @@ describe('restore skips a damaged checkpoint when allowed (allowFallbackPastDama
       client.on('restored', (e: { checkpointId: number }) => restored.push(e.checkpointId));
       const result = await client.done;
       expect(restored).toEqual([previous]);
-      expect(warnings.join('\n')).toMatch(new RegExp(`past damaged checkpoint\\(s\\) ${newest} \\(.*corrupt`));
+      expect(warnings.join('\n')).toMatch(
+        new RegExp(`past damaged checkpoint\\(s\\) ${newest} \\(.*corrupt`),
+      );
       // The remainder after the previous checkpoint was processed again, from its state: exact.
       const finals = finalByKey(result.sinks.sums as Sum[], (s) => s.count);
       for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
