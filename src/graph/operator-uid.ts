@@ -23,8 +23,8 @@ export const DEFAULT_UID_SCHEME = 2;
 
 /**
  * Whether an operator of this spec snapshots state (operator state, keyed state or timers):
- * sources (positions), sinks (pending transactions), timestamp assigners (their watermark), and
- * keyed operators. A stateless operator's uid never matters for restore.
+ * sources (positions), sinks (pending transactions), timestamp assigners (their watermark),
+ * `mapAsync` (records in flight), and keyed operators. A stateless operator's uid never matters for restore.
  */
 export function isStatefulOperator(spec: OperatorSpec): boolean {
   switch (spec.kind) {
@@ -35,6 +35,7 @@ export function isStatefulOperator(spec: OperatorSpec): boolean {
     case 'keyed-reduce':
     case 'window':
     case 'interval-join':
+    case 'async': // its snapshot holds the records whose results are not emitted yet
       return true;
     case 'co-process':
       return spec.keySelectors !== undefined;
