@@ -20,9 +20,23 @@ const N = 6000;
 const KEYS = 10;
 
 const dirs: string[] = [];
+const tmpBefore = process.env.TMPDIR;
 afterEach(() => {
+  if (tmpBefore === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = tmpBefore;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+
+/**
+ * Gives this test's jobs a temp dir of their own (the job's main thread makes its lmdb working
+ * directory under `os.tmpdir()`), so "no state directory left behind" cannot see the working
+ * directories of other test files running at the same time.
+ */
+function isolateTmpdir(): void {
+  const own = mkdtempSync(join(tmpdir(), 'weir-e2e-tmp-'));
+  dirs.push(own);
+  process.env.TMPDIR = own;
+}
 
 async function run(failure: string, options: JobOptions, minSnapshots = 0) {
   const client = await startJob(fixture('checkpointed-sum.mjs'), {
@@ -72,6 +86,7 @@ describe.each([
   it.each(failures)('p=2: a %s failure restores and the output is exact', async (failure) => {
     const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-state-'));
     dirs.push(dir);
+    isolateTmpdir();
     const dirsBefore = stateDirs();
     // The restored attempt's sources end only after 6 snapshots each, so the retained
     // checkpoints (3 of a chain with a full one every 4th) include a delta even on a loaded machine.
