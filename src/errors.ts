@@ -104,6 +104,12 @@ export class RecordTooLargeError extends WeirError {
 export class TaskFailureError extends WeirError {
   readonly code = 'ERR_WEIR_TASK_FAILURE';
   readonly failureKind = 'task' as const;
+  /**
+   * Other failures of the same attempt, judged consequences of this one (peers that saw a closed
+   * channel or were cancelled by the teardown, a checkpoint failure it caused, worker errors that
+   * arrived while the attempt was torn down). Filled by the scheduler before the error is published.
+   */
+  readonly suppressed: Error[] = [];
   constructor(
     readonly task: string,
     readonly operator: string | undefined,
@@ -123,6 +129,8 @@ export class TaskFailureError extends WeirError {
 export class JobFailedError extends WeirError {
   readonly code = 'ERR_WEIR_JOB_FAILED';
   readonly failureKind = 'fatal' as const;
+  /** Worker errors that arrived outside any attempt (e.g. during a restart delay); logged, never fatal. */
+  readonly suppressed: Error[] = [];
   constructor(
     message: string,
     readonly restarts: number,

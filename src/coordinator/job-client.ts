@@ -120,6 +120,8 @@ export class JobClient extends EventEmitter {
   /** Tasks of the first attempt that reported `running`; at the last one, `#startupMs` is set. */
   #runningTasks = 0;
   #startupMs: number | undefined;
+  /** Worker errors outside any attempt (see TaskPool): reported as warnings, attached to a job failure. */
+  readonly #strayErrors: Error[] = [];
   /** Routes acknowledgements, declines and end-of-input to the checkpoint coordinator. */
   #checkpointEvents: ((task: DeployedTask, event: TaskEvent) => void) | null = null;
 
@@ -218,7 +220,10 @@ export class JobClient extends EventEmitter {
     const stateDir = this.options.stateBackend === 'lmdb' ? createStateDir() : undefined;
     // One set of worker threads for every attempt: a restart reuses the threads of tasks that
     // stopped cleanly (see TaskPool).
-    const pool = new TaskPool(this.plan.vertices.reduce((n, v) => n + v.parallelism, 0));
+    const pool = new TaskPool(
+      this.plan.vertices.reduce((n, v) => n + v.parallelism, 0),
+      { onStrayError: (e) => this.#onStrayError(e) },
+    );
     try {
       let restore = checkpoints ? checkpoints.initialRestore() : null;
       for (;;) {
@@ -348,11 +353,25 @@ export class JobClient extends EventEmitter {
   }
 
   #giveUp(cause: TaskFailureError): JobFailedError {
-    return new JobFailedError(
+    const error = new JobFailedError(
       `job failed after ${this.#restarts} restart(s): ${cause.message.split('\n')[0]}`,
       this.#restarts,
       { cause },
     );
+    error.suppressed.push(...this.#strayErrors);
+    return error;
+  }
+
+  /**
+   * A worker error between attempts, during a teardown, or after the job ended (a user timer that
+   * throws during the restart delay, an idle worker over its heap limit). It cannot fail an
+   * attempt that is not running, and must never take the host process down: it is emitted as a
+   * `warning` (printed when nobody listens) and attached to the job's failure, if any.
+   */
+  #onStrayError(error: TaskFailureError): void {
+    this.#strayErrors.push(error);
+    if (this.listenerCount('warning') > 0) this.emit('warning', error);
+    else console.warn(`weir: ${error.message}`);
   }
 
   #onTaskEvent(task: DeployedTask, event: TaskEvent): void {

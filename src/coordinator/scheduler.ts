@@ -29,6 +29,8 @@ import type {
   TaskRestoreState,
 } from '../worker/task-deployment.js';
 import type { TaskResult } from '../worker/task-entry.js';
+import type { TaskFailureDescription } from '../worker/task-failure-description.js';
+import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 
 export interface ExecutionOptions {
   readonly jobModule: string;
@@ -84,15 +86,64 @@ function createPiscina(
  */
 export class TaskPool {
   #pool: Piscina | null = null;
+  /** The running execution's handler of worker errors outside a task; null between attempts. */
+  #onWorkerError: ((e: unknown) => void) | null = null;
+  readonly #idleTimeout: number;
+  readonly #onStrayError: (error: TaskFailureError) => void;
+
   constructor(
     readonly size: number,
-    readonly resourceLimits?: { maxOldGenerationSizeMb?: number },
-  ) {}
+    options: {
+      readonly resourceLimits?: { maxOldGenerationSizeMb?: number };
+      /** How long an idle thread lives, ms. Default 60 s: long enough for a restart's backoff. */
+      readonly idleTimeout?: number;
+      /**
+       * Worker errors that belong to no running execution (between attempts, during or after
+       * teardown). Default: a console warning. Never rethrown: the host process must survive them.
+       */
+      readonly onStrayError?: (error: TaskFailureError) => void;
+    } = {},
+  ) {
+    this.resourceLimits = options.resourceLimits;
+    this.#idleTimeout = options.idleTimeout ?? 60_000;
+    this.#onStrayError = options.onStrayError ?? warnStrayError;
+  }
+
+  readonly resourceLimits: { maxOldGenerationSizeMb?: number } | undefined;
 
   acquire(): Piscina {
-    // Idle threads live long enough to be reused by a restart after a backoff delay.
-    this.#pool ??= createPiscina(this.size, 60_000, this.resourceLimits);
-    return this.#pool;
+    if (this.#pool) return this.#pool;
+    const pool = createPiscina(this.size, this.#idleTimeout, this.resourceLimits);
+    // piscina emits a worker error it cannot attribute to a running task (an asynchronous throw
+    // after the task returned, a worker over its heap limit while idle or being terminated) as
+    // 'error' on the pool, and an 'error' without listener exits the whole host process. So the
+    // listener is never removed, not even by discard(): a discarded pool's workers may still fail
+    // while they are terminated. Only the current pool's errors reach the current execution.
+    pool.on('error', (e: unknown) => {
+      if (this.#pool === pool && this.#onWorkerError) this.#onWorkerError(e);
+      else this.stray(e);
+    });
+    this.#pool = pool;
+    return pool;
+  }
+
+  /** @internal The execution running on this pool takes its worker errors (null: none runs). */
+  setWorkerErrorHandler(handler: ((e: unknown) => void) | null): void {
+    this.#onWorkerError = handler;
+  }
+
+  /** @internal Reports a worker error that belongs to no running execution. */
+  stray(e: unknown): void {
+    if (e instanceof TaskFailureError) {
+      this.#onStrayError(e);
+      return;
+    }
+    const d = describeRaw(e);
+    this.#onStrayError(
+      new TaskFailureError('no running attempt (late worker error)', undefined, d.message, d.stack, {
+        cause: e,
+      }),
+    );
   }
 
   /** Terminates every thread; the next {@link acquire} starts new ones. */
@@ -145,9 +196,19 @@ export class Execution {
   readonly #ports: MessagePort[] = [];
   /** Settles when each task's piscina run returns (or its worker dies): the teardown grace waits for these. */
   readonly #returns: Promise<void>[] = [];
-  readonly #onPoolError: (e: unknown) => void;
+  readonly #taskPool: TaskPool;
+  /** Only the pool this execution created is destroyed with it. */
+  readonly #ownsPool: boolean;
   #settle!: (o: ExecutionOutcome) => void;
+  /** Set once the execution ended (failed, finished, cancelled) and its teardown began. */
   #settled = false;
+  /** Set once `done` settled: failures after that are reported as stray, not collected. */
+  #published = false;
+  /**
+   * Every failure observed until the teardown ends, in arrival order: the root cause is picked
+   * from all of them (see failure-attribution.ts), not the first to arrive.
+   */
+  readonly #failures: ObservedFailure[] = [];
   /** Tasks that reported `failed` before their run() rejected: better error details. */
   readonly #failureEvents = new Map<string, Extract<TaskEvent, { kind: 'failed' }>>();
 
@@ -169,26 +230,34 @@ export class Execution {
     if (options.pool && options.pool.size < total) {
       throw new RangeError(`the task pool has ${options.pool.size} threads, the plan needs ${total}`);
     }
-    this.#pool = options.pool ? options.pool.acquire() : createPiscina(total, 1000, options.resourceLimits);
+    this.#ownsPool = options.pool === undefined;
+    this.#taskPool =
+      options.pool ?? new TaskPool(total, { idleTimeout: 1000, resourceLimits: options.resourceLimits });
+    this.#pool = this.#taskPool.acquire();
 
     // A worker error that piscina cannot attribute to a running task (e.g. an asynchronous throw
-    // in user code after its task returned) is emitted on the pool; unhandled, it would crash the
-    // embedding process. It fails the execution instead.
-    this.#onPoolError = (e: unknown): void => {
-      if (this.#settled) return;
+    // in user code after its task returned) fails the execution while it runs; later ones are
+    // stray (TaskPool reports them, never rethrows).
+    this.#taskPool.setWorkerErrorHandler((e: unknown): void => {
+      if (this.#published) {
+        this.#taskPool.stray(e);
+        return;
+      }
       const d = describeRaw(e);
-      this.#finish({
-        state: 'failed',
+      this.#observe({
         error: new TaskFailureError(
           'unknown task (worker error outside a task)',
           undefined,
           d.message,
           d.stack,
-          { cause: e },
+          {
+            cause: e,
+          },
         ),
+        origin: 'worker',
+        consequence: false,
       });
-    };
-    this.#pool.on('error', this.#onPoolError);
+    });
 
     const tasks: DeployedTask[] = [];
     const runs: Promise<void>[] = [];
@@ -218,7 +287,12 @@ export class Execution {
         });
         events.port1.on('message', (ev: TaskEvent) => {
           if (ev.kind === 'failed') this.#failureEvents.set(key, ev);
-          onEvent(task, ev);
+          try {
+            onEvent(task, ev);
+          } catch (e) {
+            // A throwing listener must fail this attempt, not escape into the host's event loop.
+            this.#observe({ error: externalFailure(task.label, e), origin: 'external', consequence: false });
+          }
           if (ev.kind === 'finished') finishedEvent();
         });
         const deployment: TaskDeployment = {
@@ -265,7 +339,7 @@ export class Execution {
     }
     this.tasks = tasks;
     void Promise.all(runs).then(() => {
-      if (!this.#settled) this.#finish({ state: 'finished', metrics });
+      if (!this.#settled) this.#finish(metrics);
     });
   }
 
@@ -313,28 +387,56 @@ export class Execution {
     return outputs;
   }
 
-  /** The first failure fails the execution; later ones (torn-down peers) are consequences. */
-  #fail(
-    task: DeployedTask,
-    reported: { operator?: string; message: string; stack?: string } | undefined,
-    raw: unknown,
-  ): void {
-    if (this.#settled) return;
-    const detail = reported ?? this.#failureEvents.get(task.key) ?? describeRaw(raw);
-    const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, {
-      cause: raw,
-    });
-    this.#finish({ state: 'failed', error });
+  /**
+   * A task failed. The first failure starts the teardown; every failure until the teardown ends
+   * is collected, and the root cause is picked from all of them when the outcome is published.
+   * The worker's user error is rebuilt as the failure's `cause` (name, message, stack).
+   */
+  #fail(task: DeployedTask, reported: TaskFailureDescription | undefined, raw: unknown): void {
+    // After publication only workers terminated by the teardown itself fail: nothing to report.
+    if (this.#published) return;
+    const detail = reported ?? this.#failureEvents.get(task.key);
+    if (detail) {
+      const original = new Error(detail.errorMessage);
+      original.name = detail.errorName;
+      original.stack = detail.stack;
+      const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, {
+        cause: original,
+      });
+      this.#observe({ error, origin: 'task', consequence: detail.consequence });
+    } else {
+      const d = describeRaw(raw);
+      const error = new TaskFailureError(task.label, undefined, d.message, d.stack, { cause: raw });
+      // A worker that died during teardown (terminated, or over its heap limit) is a consequence.
+      this.#observe({ error, origin: 'task', consequence: this.#settled });
+    }
   }
 
-  #finish(outcome: ExecutionOutcome): void {
+  #observe(failure: ObservedFailure): void {
+    this.#failures.push(failure);
+    if (!this.#settled) this.#finish(null);
+  }
+
+  /** Ends the execution: finished with `metrics`, or failed (null) with the collected failures. */
+  #finish(metrics: ReadonlyMap<string, readonly OperatorMetrics[]> | null): void {
     this.#settled = true;
-    void this.#teardown().then(() => this.#settle(outcome));
+    void this.#teardown().then(() => {
+      this.#published = true;
+      if (!metrics) {
+        this.#settle({ state: 'failed', error: attributeFailure(this.#failures) });
+        return;
+      }
+      // Worker errors during a finished execution's teardown (a user timer that fired after the
+      // last record) cannot fail it any more; they are reported, not dropped.
+      for (const f of this.#failures) this.#taskPool.stray(f.error);
+      this.#settle({ state: 'finished', metrics });
+    });
   }
 
-  /** Fails this execution from outside (the checkpoint coordinator gave up); no-op once settled. */
-  fail(error: TaskFailureError): void {
-    if (!this.#settled) this.#finish({ state: 'failed', error });
+  /** Fails this execution from outside (the checkpoint coordinator gave up); no-op once published. */
+  fail(error: TaskFailureError, origin: FailureOrigin = 'external'): void {
+    if (this.#published) return;
+    this.#observe({ error, origin, consequence: false });
   }
 
   /** Cancels every task and releases every thread and port. */
@@ -342,6 +444,7 @@ export class Execution {
     if (this.#settled) return this.done.then(() => undefined);
     this.#settled = true;
     await this.#teardown();
+    this.#published = true;
     this.#settle({ state: 'cancelled' });
   }
 
@@ -372,11 +475,20 @@ export class Execution {
     clearTimeout(grace);
     for (const t of this.tasks) t.control[Comlink.releaseProxy]();
     for (const p of this.#ports) p.close();
-    this.#pool.off('error', this.#onPoolError);
-    const shared = this.options.pool;
-    if (!shared) await this.#pool.destroy();
-    else if (!allReturned) await shared.discard(); // some task is stuck: no thread is reused
+    // From here on, worker errors are stray (TaskPool reports them): no execution runs.
+    this.#taskPool.setWorkerErrorHandler(null);
+    if (this.#ownsPool) await this.#taskPool.discard();
+    else if (!allReturned) await this.#taskPool.discard(); // some task is stuck: no thread is reused
   }
+}
+
+function externalFailure(where: string, e: unknown): TaskFailureError {
+  const d = describeRaw(e);
+  return new TaskFailureError(where, undefined, d.message, d.stack, { cause: e });
+}
+
+function warnStrayError(error: TaskFailureError): void {
+  console.warn(`weir: ${error.message}`);
 }
 
 function describeRaw(e: unknown): { operator?: string; message: string; stack?: string } {

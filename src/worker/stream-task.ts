@@ -36,7 +36,7 @@ import type { ReplayBatch } from './channel-state/channel-state-replay.js';
 import type { OperatorChain } from './operator-chain.js';
 import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
-import { type OperatorSnapshot, UserCodeError } from './operators/stream-operator.js';
+import type { OperatorSnapshot } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
 import type { OperatorMetrics, TaskCheckpointConfig, TaskControl, TaskEvent } from './task-deployment.js';
 import type { TaskTime } from './timers/task-time.js';
@@ -680,24 +680,4 @@ export class StreamTask implements BarrierHandlerActions {
 /** Lets queued MessagePort messages (control calls) run. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-export function describeFailure(e: unknown): {
-  operator: string | undefined;
-  message: string;
-  stack: string | undefined;
-} {
-  if (e instanceof UserCodeError) {
-    const orig = e.original;
-    return {
-      operator: e.operator,
-      message: orig instanceof Error ? `${orig.name}: ${orig.message}` : String(orig),
-      stack: orig instanceof Error ? orig.stack : undefined,
-    };
-  }
-  return {
-    operator: undefined,
-    message: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
-    stack: e instanceof Error ? e.stack : undefined,
-  };
 }

@@ -10,6 +10,7 @@ import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
+import type { TaskFailureDescription } from './task-failure-description.js';
 
 export interface InputChannelDeployment {
   readonly edgeId: number;
@@ -126,12 +127,7 @@ export type TaskEvent =
       readonly reason: CheckpointFailureReason;
       readonly message: string;
     }
-  | {
-      readonly kind: 'failed';
-      readonly operator: string | undefined;
-      readonly message: string;
-      readonly stack: string | undefined;
-    }
+  | ({ readonly kind: 'failed' } & TaskFailureDescription)
   /** All inputs ended and operators finished; with checkpointing the task now awaits the final checkpoint. */
   /** The task loaded the job module, opened its channels and restored its state; it runs now. */
   | { readonly kind: 'running' }

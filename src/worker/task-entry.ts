@@ -24,9 +24,10 @@ import { importJobModule } from './job-module.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
 import type { Output, WatermarkOutput } from './operators/stream-operator.js';
 import { openChunkReader, openSnapshotStorage, type TaskSnapshotStorage } from './snapshot-storage.js';
-import { describeFailure, StreamTask } from './stream-task.js';
+import { StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
+import { describeFailure, type TaskFailureDescription } from './task-failure-description.js';
 import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
 
@@ -34,7 +35,7 @@ export type TaskResult =
   | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
   | {
       readonly state: 'failed';
-      readonly failure: { operator?: string; message: string; stack?: string };
+      readonly failure: TaskFailureDescription;
     };
 
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
