@@ -551,3 +551,26 @@ export class AsyncRequestError extends WeirError {
     );
   }
 }
+
+// ---------- values ----------
+
+/**
+ * A record or a state value holds something weir cannot carry between threads or into a
+ * snapshot without changing it (a function). Raised where it is encoded; `subject` names the
+ * operator that emitted the record, or the state and its operator.
+ */
+export class ValueNotSerializableError extends WeirError {
+  readonly code = 'ERR_WEIR_VALUE_NOT_SERIALIZABLE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly subject: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${subject} cannot be serialized: ${reason}; records and state may hold numbers, strings, ` +
+        'booleans, null, undefined, bigints, Dates, Maps, Sets, typed arrays, arrays and plain objects',
+      options,
+    );
+  }
+}

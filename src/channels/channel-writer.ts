@@ -39,6 +39,8 @@ export interface ChannelWriterOptions {
    * Default true; false is for benchmarks that compare the two.
    */
   readonly shapeBatches?: boolean;
+  /** The operator whose records this channel carries, for errors about them (e.g. a function value). */
+  readonly producer?: string;
 }
 
 export const DEFAULT_BATCH_RECORDS = 256;
@@ -126,7 +128,7 @@ export class ChannelWriter {
       'maxRecordBytes',
       options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
     );
-    this.#codec = new RecordCodec({ shapeBatches: options.shapeBatches });
+    this.#codec = new RecordCodec({ shapeBatches: options.shapeBatches, producer: options.producer });
   }
 
   /** Whether frames are waiting for ring space. When true, stop producing and wait for capacity. */

@@ -18,11 +18,15 @@
  * primitives; bare or in event-time envelopes) skip msgpack: see shape-codec.ts (encoders and
  * decoders generated per shape).
  *
+ * Values: -0, Sets, Maps and Dates arrive as sent on both paths; a function value throws
+ * ValueNotSerializableError (msgpack-values.ts).
+ *
  * Decoding copies: strings are decoded into JS strings, and binary values are copied
  * (`copyBuffers`), so a decoded batch never aliases the ring's shared memory.
  */
 import { Packr, Unpackr } from 'msgpackr';
 import { ChannelProtocolError } from '../errors.js';
+import { encodeNegativeZeros, msgpackValueOptions } from './msgpack-values.js';
 import { SHAPE_BATCH_MARK, ShapeDecoder, ShapeEncoder } from './shape-codec.js';
 
 /** Shared shapes per channel; msgpackr's default, which keeps record ids to one byte. */
@@ -46,10 +50,16 @@ export class RecordCodec {
   /**
    * @param options.shapeBatches encode one-shape batches with the shape codec (default true);
    *   false sends every batch through msgpack (benchmarks compare the two). Decoding accepts both.
+   * @param options.producer the operator whose records this codec encodes, named by the
+   *   ValueNotSerializableError a function-valued field raises.
    */
-  constructor(options: { readonly shapeBatches?: boolean } = {}) {
+  constructor(options: { readonly shapeBatches?: boolean; readonly producer?: string } = {}) {
     this.#shapeEncoder = options.shapeBatches === false ? null : new ShapeEncoder();
     this.#packr = new Packr({
+      // Sets stay Sets, functions are rejected (msgpack-values.ts).
+      ...msgpackValueOptions(
+        options.producer === undefined ? 'a record' : `a record emitted by ${options.producer}`,
+      ),
       structures: [],
       maxSharedStructures: SHARED_STRUCTURES,
       saveStructures: (structures) => {
@@ -66,7 +76,9 @@ export class RecordCodec {
    * before that.
    */
   encodeBatch(records: readonly unknown[]): Uint8Array {
-    return this.#shapeEncoder?.encode(records) ?? this.#packr.pack(records);
+    // The shape codec keeps -0 itself; msgpack needs it marked (one walk of the batch, which
+    // copies only when it finds a -0: msgpack-values.ts).
+    return this.#shapeEncoder?.encode(records) ?? this.#packr.pack(encodeNegativeZeros(records));
   }
 
   /** Producer counters: batches that took the shape path, and batches that fell back to msgpack. */
@@ -76,7 +88,7 @@ export class RecordCodec {
 
   /** Producer. Encodes one record on its own (used to size records when a batch is oversized). */
   encodedSize(record: unknown): number {
-    return this.#packr.pack(record).length;
+    return this.#packr.pack(encodeNegativeZeros(record)).length;
   }
 
   /**

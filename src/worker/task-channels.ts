@@ -54,6 +54,7 @@ export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex:
           batchRecords: d.channelOptions.batchRecords,
           batchBytes: d.channelOptions.batchBytes,
           shapeBatches: d.channelOptions.shapeBatches,
+          producer: `operator ${vertex.operators[vertex.operators.length - 1].name}`,
         }),
     );
     outputs.push(...writers);
