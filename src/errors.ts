@@ -125,6 +125,27 @@ export class TaskFailureError extends WeirError {
   }
 }
 
+/**
+ * A task stayed in user code on one batch of records (or one source poll) for longer than the
+ * job's `stuckTaskTimeout`: an infinite loop, a blocking call. Found by the stuck-task watchdog;
+ * the attempt fails and the stuck thread is terminated.
+ */
+export class TaskStuckError extends WeirError {
+  readonly code = 'ERR_WEIR_TASK_STUCK';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly task: string,
+    readonly operator: string,
+    readonly busyMs: number,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `task ${task} is stuck in user code of operator ${operator}: busy on one batch for ` +
+        `${Math.round(busyMs)} ms, more than stuckTaskTimeout (${timeoutMs} ms) allows; its thread is terminated`,
+    );
+  }
+}
+
 /** The job failed and the restart strategy gave up (or there is none). `cause` is the last failure. */
 export class JobFailedError extends WeirError {
   readonly code = 'ERR_WEIR_JOB_FAILED';

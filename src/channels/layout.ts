@@ -175,3 +175,20 @@ if (MAX_CONTROL_PAYLOAD_BYTES < BARRIER_PAYLOAD_BYTES) throw new Error('control 
 if (RING_MIN_CAPACITY < 2 * (FRAME_HEADER_BYTES + MAX_CONTROL_PAYLOAD_BYTES)) {
   throw new Error('RING_MIN_CAPACITY cannot hold two control frames');
 }
+
+// ---------- busy slots (stuck-task watchdog: worker/busy-marker.ts, coordinator/stuck-task-watchdog.ts)
+//
+// One SharedArrayBuffer per execution, one slot of BUSY_SLOT_INTS int32 words per task, each slot
+// on its own cache line (a task's per-batch stores never contend with another task's). The task
+// thread is the only writer of its slot; the main thread only reads.
+//   +0  BUSY_SEQUENCE  odd while the task is in a batch of user code, even between batches;
+//                      incremented at both edges (a value the main thread sees twice, odd, has
+//                      been busy the whole time in between)
+//   +1  BUSY_OPERATOR  index in the chain of the operator the task is in (written at every
+//                      chained hop; read only once the sequence says "stuck")
+// Staleness: the main thread may read an older sequence value; it then judges a task stuck later,
+// never earlier.
+export const BUSY_SEQUENCE = 0;
+export const BUSY_OPERATOR = 1;
+/** Words per task slot: a whole cache line. */
+export const BUSY_SLOT_INTS = CACHE_LINE_BYTES / 4;

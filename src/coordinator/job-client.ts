@@ -245,6 +245,7 @@ export class JobClient extends EventEmitter {
             stateDir,
             restore,
             pool,
+            stuckTaskTimeout: this.options.stuckTaskTimeout,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );

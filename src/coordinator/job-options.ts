@@ -93,6 +93,14 @@ export interface JobOptions {
    * event), ms. Default 1000; 0 turns sampling off (counters then arrive when tasks finish).
    */
   readonly metricsInterval?: number;
+  /**
+   * Stuck-task watchdog: a task that stays in user code on one batch of records (or one source
+   * poll) for this many ms — an infinite loop, a blocking call — fails the attempt with a
+   * TaskStuckError naming the task and operator, and its thread is terminated. Without it only
+   * the checkpoint timeout notices, and without naming the operator. Default 5000; 0 turns it off.
+   * Watermarks, timers and end of input are not watched (their work can legitimately be long).
+   */
+  readonly stuckTaskTimeout?: number;
 }
 
 /** Options with defaults applied. */
@@ -110,6 +118,7 @@ export interface ResolvedJobOptions {
   readonly allowFallbackPastDamaged: boolean;
   readonly channels: Required<ChannelOptions>;
   readonly metricsInterval: number;
+  readonly stuckTaskTimeout: number;
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -118,6 +127,9 @@ function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGE
   }
   return v;
 }
+
+/** Default of `stuckTaskTimeout`: far above any batch of records that is not stuck. */
+export const DEFAULT_STUCK_TASK_TIMEOUT_MS = 5000;
 
 export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'must be an object');
@@ -227,6 +239,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     channels,
     metricsInterval:
       o.metricsInterval === undefined ? 1000 : int('metricsInterval', o.metricsInterval, 0, 3_600_000),
+    stuckTaskTimeout:
+      o.stuckTaskTimeout === undefined
+        ? DEFAULT_STUCK_TASK_TIMEOUT_MS
+        : int('stuckTaskTimeout', o.stuckTaskTimeout, 0, 86_400_000),
   };
 }
 

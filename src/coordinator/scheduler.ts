@@ -14,7 +14,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
 import { Doorbell } from '../channels/doorbell.js';
 import { RingBuffer } from '../channels/ring-buffer.js';
-import { TaskFailureError } from '../errors.js';
+import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
@@ -31,6 +31,7 @@ import type {
 import type { TaskResult } from '../worker/task-entry.js';
 import type { TaskFailureDescription } from '../worker/task-failure-description.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
+import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 
 export interface ExecutionOptions {
   readonly jobModule: string;
@@ -54,6 +55,8 @@ export interface ExecutionOptions {
   readonly resourceLimits?: { maxOldGenerationSizeMb?: number };
   /** Threads shared by the attempts of one job; without it the execution has its own pool. */
   readonly pool?: TaskPool;
+  /** Stuck-task watchdog timeout, ms (JobOptions.stuckTaskTimeout); 0 or absent: no watchdog. */
+  readonly stuckTaskTimeout?: number;
 }
 
 function createPiscina(
@@ -211,6 +214,8 @@ export class Execution {
   readonly #failures: ObservedFailure[] = [];
   /** Tasks that reported `failed` before their run() rejected: better error details. */
   readonly #failureEvents = new Map<string, Extract<TaskEvent, { kind: 'failed' }>>();
+  /** Null when the job turned the watchdog off. Stopped once the execution ended. */
+  readonly #watchdog: StuckTaskWatchdog | null;
 
   constructor(
     readonly plan: ExecutionPlan,
@@ -261,6 +266,28 @@ export class Execution {
 
     const tasks: DeployedTask[] = [];
     const runs: Promise<void>[] = [];
+    const timeout = options.stuckTaskTimeout ?? 0;
+    this.#watchdog =
+      timeout > 0
+        ? new StuckTaskWatchdog(total, timeout, (slot, operatorIndex, busyMs) => {
+            const task = tasks[slot];
+            const operator = task.vertex.operators[operatorIndex]?.name ?? task.vertex.name;
+            const stuck = new TaskStuckError(task.label, operator, busyMs, timeout);
+            this.#observe({
+              error: new TaskFailureError(
+                task.label,
+                operator,
+                `${stuck.name}: ${stuck.message}`,
+                undefined,
+                {
+                  cause: stuck,
+                },
+              ),
+              origin: 'task',
+              consequence: false,
+            });
+          })
+        : null;
     const metrics = new Map<string, readonly OperatorMetrics[]>();
     for (const vertex of plan.vertices) {
       for (let s = 0; s < vertex.parallelism; s++) {
@@ -312,6 +339,8 @@ export class Execution {
           stateBackend: options.stateBackend ?? 'heap',
           stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
+          // Slots in deployment order: the watchdog's slot index is the task's index in `tasks`.
+          busy: this.#watchdog ? { buffer: this.#watchdog.buffer, slot: tasks.length - 1 } : null,
           channelOptions: {
             batchRecords: options.batchRecords,
             batchBytes: options.batchBytes,
@@ -449,6 +478,8 @@ export class Execution {
   }
 
   async #teardown(): Promise<void> {
+    // Tasks that fail or are cancelled stop mid-batch (their slots stay busy): not stuck.
+    this.#watchdog?.stop();
     // First ask every task to stop (its loop throws TaskCancelledError between two frames and
     // its cleanup closes LMDB environments and files), and give them a short grace period:
     // terminating a worker while it is inside a native LMDB call can deadlock lmdb-js or abort

@@ -9,6 +9,7 @@ import type { SinkContext } from '../api/source.js';
 import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
+import type { BusyMarker } from './busy-marker.js';
 import { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
 import { IntervalJoinOperator } from './operators/interval-join-operator.js';
@@ -41,6 +42,8 @@ export interface ChainEnvironment {
   /** Restored operator-state entries for `uid`, or undefined on a fresh start. */
   restoredOperatorState(uid: string): readonly unknown[] | undefined;
   sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;
+  /** Stuck-task watchdog: chained hops record which operator runs (null: no watchdog). */
+  readonly busy?: BusyMarker | null;
 }
 
 class FanWatermarkOutput implements WatermarkOutput {
@@ -71,6 +74,20 @@ export class OperatorChain {
   ) {
     const byNode = new Map<number, StreamOperator>();
     const counters = new Map<number, CountingOutput>();
+    const indexOf = new Map(vertex.operators.map((o, i) => [o.nodeId, i]));
+    const busy = env.busy ?? null;
+    // A chained hop into `next` (at chain index `to`) from the operator at `from`. With the
+    // watchdog, the hop records the running operator in and back (two int32 stores).
+    const hop = (next: StreamOperator, from: number, to: number): Output =>
+      busy === null
+        ? { collect: (v) => next.processElement(v, 0) }
+        : {
+            collect: (v) => {
+              busy.operator = to;
+              next.processElement(v, 0);
+              busy.operator = from;
+            },
+          };
     for (let i = vertex.operators.length - 1; i >= 0; i--) {
       const op = vertex.operators[i];
       const targets: Output[] = [];
@@ -78,7 +95,7 @@ export class OperatorChain {
       for (const nodeId of op.chainedOutputs) {
         const next = byNode.get(nodeId);
         if (!next) throw new Error(`chain of ${vertex.name}: operator ${nodeId} is not built yet`);
-        targets.push({ collect: (v) => next.processElement(v, 0) });
+        targets.push(hop(next, i, indexOf.get(nodeId)!));
         watermarkTargets.push({ emitWatermark: (ts) => next.processWatermark(ts) });
       }
       for (const edgeId of op.outputEdges) {
@@ -94,7 +111,7 @@ export class OperatorChain {
         const sideTargets: Output[] = [];
         for (const nodeId of side.chainedOutputs) {
           const next = byNode.get(nodeId)!;
-          sideTargets.push({ collect: (v) => next.processElement(v, 0) });
+          sideTargets.push(hop(next, i, indexOf.get(nodeId)!));
           watermarkTargets.push({ emitWatermark: (ts) => next.processWatermark(ts) });
         }
         for (const edgeId of side.outputEdges) {

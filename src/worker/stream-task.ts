@@ -27,6 +27,7 @@ import { assertNever } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
+import type { BusyMarker } from './busy-marker.js';
 import {
   CHANNEL_STATE_CHUNK,
   type ChannelStateBatch,
@@ -115,6 +116,8 @@ export interface StreamTaskOptions {
   readonly channelState?: ChannelStateRecorder | null;
   /** Restored channel state: processed before any new input. */
   readonly replay?: readonly ReplayBatch[];
+  /** Stuck-task watchdog: marked busy around each batch of user code (null: no watchdog). */
+  readonly busy?: BusyMarker | null;
 }
 
 export class TaskCancelledError extends Error {
@@ -236,7 +239,9 @@ export class StreamTask implements BarrierHandlerActions {
       this.#fireProcessingTime();
       if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
       this.#o.time.timestamp = undefined;
+      this.#o.busy?.enter();
       const r = source.poll(SOURCE_BATCH);
+      this.#o.busy?.exit();
       if (r.state === 'end') return;
       if (r.state === 'idle') {
         this.#flushOutputs();
@@ -265,8 +270,10 @@ export class StreamTask implements BarrierHandlerActions {
     const tracksIdleness = valve.tracksIdleness;
     let nextIdleCheck = valve.nextIdleCheck();
     const recorder = this.#o.channelState ?? null;
+    const busy = this.#o.busy ?? null;
     // Restored in-flight records first: they preceded everything the inputs will deliver.
     for (const batch of this.#o.replay ?? []) {
+      busy?.enter();
       for (const r of batch.records) {
         if (batch.timestamped) {
           const envelope = r as [number | null, unknown];
@@ -277,6 +284,7 @@ export class StreamTask implements BarrierHandlerActions {
           head.processElement(r, batch.inputIndex);
         }
       }
+      busy?.exit();
       this.#drainCommandsWhileBlocked();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
@@ -313,6 +321,9 @@ export class StreamTask implements BarrierHandlerActions {
           const records = frame.records;
           if (recorder?.isRecording(channelIndex)) recorder.record(channelIndex, records);
           if (tracksIdleness) valve.onActivity(channelIndex, time.now());
+          // Busy marks per batch, not per record (busy-marker.ts). A throw leaves the slot busy:
+          // the task fails, and the scheduler stops the watchdog before it could misreport.
+          busy?.enter();
           if (timestamped[channelIndex] === true) {
             for (let i = 0; i < records.length; i++) {
               const envelope = records[i] as [number | null, unknown];
@@ -323,6 +334,7 @@ export class StreamTask implements BarrierHandlerActions {
             time.timestamp = undefined;
             for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
           }
+          busy?.exit();
           break;
         }
         case 'barrier':

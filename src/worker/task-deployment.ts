@@ -72,6 +72,8 @@ export interface TaskDeployment {
   /** Parent directory of lmdb state environments (created and removed by the main thread). */
   readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
+  /** The task's busy slot for the stuck-task watchdog (worker/busy-marker.ts); null: no watchdog. */
+  readonly busy: { readonly buffer: SharedArrayBuffer; readonly slot: number } | null;
   /** Batch options; from job options. */
   readonly channelOptions: {
     readonly batchRecords: number;

@@ -17,6 +17,7 @@ import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { createPartitionerFor } from '../graph/partitioner.js';
 import { formatTaskId } from '../graph/task-id.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
+import { BusyMarker } from './busy-marker.js';
 import { ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
 import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
@@ -91,6 +92,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     const timestampedChannels = d.inputs.map((i) => plan.edges[i.edgeId].timestamped === true);
 
     const checkpointingMode = d.checkpointing?.mode ?? 'none';
+    const busy = d.busy ? new BusyMarker(d.busy.buffer, d.busy.slot) : null;
     const keyedBackends = createKeyedBackendFactory(d, vertex, restoreReader);
     disposers.push(() => keyedBackends.close());
     await keyedBackends.prepare();
@@ -102,6 +104,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       networkWatermarkOutputs,
       time,
       createKeyedBackend: keyedBackends.create,
+      busy,
       restoredOperatorState: (uid) => (d.restore ? (d.restore.operatorState[uid] ?? []) : undefined),
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
         ...base,
@@ -158,6 +161,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       eventPort: d.eventPort,
       channelState,
       replay,
+      busy,
     });
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
     post({ kind: 'running' });
