@@ -583,15 +583,21 @@ export class AsyncRequestError extends WeirError {
 export class ValueNotSerializableError extends WeirError {
   readonly code = 'ERR_WEIR_VALUE_NOT_SERIALIZABLE';
   readonly failureKind = 'task' as const;
+  /** The operator whose state or record it is, when known. */
+  readonly operator: string | undefined;
+  /** The state's name, for a state value. */
+  readonly state: string | undefined;
   constructor(
     readonly subject: string,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; operator?: string; state?: string },
   ) {
     super(
       `${subject} cannot be serialized: ${reason}; records and state may hold numbers, strings, ` +
         'booleans, null, undefined, bigints, Dates, Maps, Sets, typed arrays, arrays and plain objects',
       options,
     );
+    this.operator = options?.operator;
+    this.state = options?.state;
   }
 }

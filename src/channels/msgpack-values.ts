@@ -9,8 +9,10 @@
  *   has no hook for numbers. {@link encodeNegativeZeros} replaces each `-0` with a sentinel that
  *   a msgpack extension writes as one tag and reads back as `-0`. It walks the value (O(size),
  *   ~1 ns per field) and copies only when it finds a `-0`, so values without one cost the walk.
- * - `Map` and `Date` need nothing: msgpackr keeps them (Maps as msgpack maps where plain objects
- *   are records, Dates as timestamps).
+ * - `Map`: kept on the records path (plain objects are msgpack records there, so a msgpack map
+ *   can only be a Map). State is packed without records, where plain objects and Maps are both
+ *   msgpack maps: there {@link encodeValue} with `tagMaps` wraps each Map in a sentinel that an
+ *   extension (type 0x2e) reads back as a Map. `Date` needs nothing (a timestamp extension).
  *
  * The extension is registered in msgpackr's process-wide registry when this module loads: a
  * constant of the process (like a codec table), not mutable state. Type 0x2d ('-') is not used
@@ -25,11 +27,23 @@ class NegativeZero {}
 const NEGATIVE_ZERO = new NegativeZero();
 export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x2d;
 
+/** Stands for a Map in a value packed without records (state): its entries, read back as a Map. */
+class TaggedMap {
+  constructor(readonly entries: [unknown, unknown][]) {}
+}
+export const TAGGED_MAP_EXTENSION_TYPE = 0x2e;
+
 addExtension({
   Class: NegativeZero,
   type: NEGATIVE_ZERO_EXTENSION_TYPE,
   write: () => 0,
   read: () => -0,
+});
+addExtension({
+  Class: TaggedMap,
+  type: TAGGED_MAP_EXTENSION_TYPE,
+  write: (m: TaggedMap) => m.entries,
+  read: (entries: [unknown, unknown][]) => new Map(entries),
 });
 
 /** Packr options that keep Sets and reject functions (the error names `subject`). */
@@ -46,93 +60,70 @@ export function msgpackValueOptions(subject: string): {
 }
 
 /**
- * `value` itself when it holds no `-0`, else a copy (arrays, plain objects, Maps, Sets) in which
- * every `-0` is the extension's sentinel. Other objects (Dates, typed arrays, class instances)
- * are left as they are.
+ * `value` itself when it holds no `-0` (nor, with `tagMaps`, a Map), else a copy (arrays, plain
+ * objects, Maps, Sets) in which every `-0` is the extension's sentinel (and every Map a
+ * {@link TaggedMap}). Other objects (Dates, typed arrays, class instances) are left as they are.
  */
+export function encodeValue<T>(value: T, tagMaps = false): T {
+  return needsEncoding(value, tagMaps) ? (replaceSpecial(value, tagMaps) as T) : value;
+}
+
+/** {@link encodeValue} for the records path (Maps need no tag there). */
 export function encodeNegativeZeros<T>(value: T): T {
-  return containsNegativeZero(value) ? replaceNegativeZeros(value) : value;
+  return encodeValue(value, false);
 }
 
 /**
- * The walk every msgpack-path value pays: no allocation, primitives tested inline (a call per
- * nested object only), so a small record costs a few ns.
+ * The walk every value pays: no allocation, primitives tested inline (a call per nested object
+ * only), so a small record costs a few ns.
  */
-function containsNegativeZero(value: unknown): boolean {
+function needsEncoding(value: unknown, tagMaps: boolean): boolean {
   if (typeof value !== 'object' || value === null) return value === 0 && 1 / (value as number) < 0;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const v = value[i];
-      if (typeof v === 'object' ? v !== null && containsNegativeZero(v) : v === 0 && 1 / v < 0) return true;
+      if (typeof v === 'object' ? v !== null && needsEncoding(v, tagMaps) : v === 0 && 1 / v < 0) return true;
     }
     return false;
   }
   if (value instanceof Map) {
-    for (const [k, v] of value) if (containsNegativeZero(k) || containsNegativeZero(v)) return true;
+    if (tagMaps) return true;
+    for (const [k, v] of value) if (needsEncoding(k, tagMaps) || needsEncoding(v, tagMaps)) return true;
     return false;
   }
   if (value instanceof Set) {
-    for (const v of value) if (containsNegativeZero(v)) return true;
+    for (const v of value) if (needsEncoding(v, tagMaps)) return true;
     return false;
   }
   const obj = value as Record<string, unknown>;
   for (const k in obj) {
     const v = obj[k];
-    if (typeof v === 'object' ? v !== null && containsNegativeZero(v) : v === 0 && 1 / v < 0) return true;
+    if (typeof v === 'object' ? v !== null && needsEncoding(v, tagMaps) : v === 0 && 1 / v < 0) return true;
   }
   return false;
 }
 
-/** The copying half of {@link encodeNegativeZeros}: runs only for values that hold a -0. */
-function replaceNegativeZeros<T>(value: T): T {
-  if (typeof value === 'number') return (value === 0 && 1 / value < 0 ? NEGATIVE_ZERO : value) as T;
+/** The copying half of {@link encodeValue}: runs only for values that need it. */
+function replaceSpecial(value: unknown, tagMaps: boolean): unknown {
+  if (typeof value === 'number') return value === 0 && 1 / value < 0 ? NEGATIVE_ZERO : value;
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < value.length; i++) {
-      const v = value[i];
-      const e = replaceNegativeZeros(v);
-      if (e !== v) {
-        out ??= value.slice();
-        out[i] = e;
-      }
-    }
-    return (out ?? value) as T;
+  if (Array.isArray(value)) return value.map((v) => replaceSpecial(v, tagMaps));
+  if (value instanceof Map) {
+    const entries: [unknown, unknown][] = [];
+    for (const [k, v] of value) entries.push([replaceSpecial(k, tagMaps), replaceSpecial(v, tagMaps)]);
+    return tagMaps ? new TaggedMap(entries) : new Map(entries);
+  }
+  if (value instanceof Set) {
+    const items: unknown[] = [];
+    for (const v of value) items.push(replaceSpecial(v, tagMaps));
+    return new Set(items);
   }
   const proto = Object.getPrototypeOf(value);
   if (proto === Object.prototype || proto === null) {
-    let out: Record<string, unknown> | null = null;
+    const out: Record<string, unknown> = {};
     const obj = value as Record<string, unknown>;
-    for (const k in obj) {
-      const v = obj[k];
-      const e = replaceNegativeZeros(v);
-      if (e !== v) {
-        out ??= { ...obj };
-        out[k] = e;
-      }
-    }
-    return (out ?? value) as T;
-  }
-  if (value instanceof Map) {
-    let changed = false;
-    const entries: [unknown, unknown][] = [];
-    for (const [k, v] of value) {
-      const ek = replaceNegativeZeros(k);
-      const ev = replaceNegativeZeros(v);
-      if (ek !== k || ev !== v) changed = true;
-      entries.push([ek, ev]);
-    }
-    return (changed ? new Map(entries) : value) as T;
-  }
-  if (value instanceof Set) {
-    let changed = false;
-    const items: unknown[] = [];
-    for (const v of value) {
-      const e = replaceNegativeZeros(v);
-      if (e !== v) changed = true;
-      items.push(e);
-    }
-    return (changed ? new Set(items) : value) as T;
+    for (const k in obj) out[k] = replaceSpecial(obj[k], tagMaps);
+    return out;
   }
   return value;
 }

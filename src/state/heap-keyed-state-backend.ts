@@ -18,6 +18,7 @@ import type {
   StateOptions,
   ValueState,
 } from '../api/functions.js';
+import { msgpackValueOptions } from '../channels/msgpack-values.js';
 import { StateAccessError } from '../errors.js';
 import { HeapKeyedStateSnapshot } from './heap-keyed-state-snapshot.js';
 import { type CopyOnWriteCounters, HeapStateCore } from './heap-state-core.js';
@@ -53,7 +54,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   readonly keyGroupRange: KeyGroupRange;
   readonly #core: HeapStateCore;
   /** This backend's own codec (no shared module-level Packr). Plain msgpack, big bigints as an extension. */
-  readonly #packr = new Packr({ useRecords: false, useBigIntExtension: true });
+  /** Sets stay Sets, functions are rejected (msgpack-values.ts; key-group-chunk names the state). */
+  readonly #packr = new Packr({
+    useRecords: false,
+    useBigIntExtension: true,
+    ...msgpackValueOptions('a state value'),
+  });
   /** `ctx.state`: the handles by state name. */
   readonly #handles: StateHandles;
 

@@ -233,6 +233,7 @@ export class HeapKeyedStateSnapshot implements CopyOnWriteSnapshot {
           this.checkpointId,
           tally.kind === 'delta' ? this.baseCheckpointId : undefined,
           sections,
+          this.#core.operatorName,
         );
         tally.keyGroups.push(chunk.keyGroup);
         tally.bytes += chunk.bytes.length;

@@ -20,7 +20,8 @@
  */
 
 import type { Packr } from 'msgpackr';
-import { KeyGroupCorruptError } from '../errors.js';
+import { encodeValue } from '../channels/msgpack-values.js';
+import { KeyGroupCorruptError, ValueNotSerializableError } from '../errors.js';
 import { crc32 } from './crc32.js';
 import { STATE_KINDS, type StateKind } from './state-entry.js';
 
@@ -42,6 +43,45 @@ export interface DecodedChunk {
   readonly sections: readonly ChunkSection[];
 }
 
+/**
+ * Packs the sections, keeping -0 and Maps (msgpack-values.ts: one walk, a copy only of values
+ * that need it). A value that cannot be packed (a function) is reported naming its state and
+ * operator: on that error path only, each section is packed alone to find the state.
+ */
+function packSections(packr: Packr, sections: readonly ChunkSection[], operatorName: string): Uint8Array {
+  try {
+    return packr.pack(encodeValue(sections, true));
+  } catch (e) {
+    for (const section of sections) {
+      try {
+        packr.pack(encodeValue(section, true));
+      } catch (inner) {
+        throw stateNotSerializable(section[0], operatorName, inner);
+      }
+    }
+    throw e;
+  }
+}
+
+/** The typed error for a state value that cannot be packed: names the state and its operator first. */
+export function stateNotSerializable(
+  state: string,
+  operatorName: string,
+  cause: unknown,
+): ValueNotSerializableError {
+  const reason =
+    cause instanceof ValueNotSerializableError
+      ? cause.reason
+      : cause instanceof Error
+        ? cause.message
+        : String(cause);
+  return new ValueNotSerializableError(`state "${state}" of operator ${operatorName}`, reason, {
+    cause,
+    operator: operatorName,
+    state,
+  });
+}
+
 const MAGIC_0 = 0x57;
 const MAGIC_1 = 0x4b;
 const FORMAT_VERSION = 1;
@@ -59,8 +99,9 @@ export function encodeKeyGroupChunk(
   checkpointId: number,
   baseCheckpointId: number | undefined,
   sections: readonly ChunkSection[],
+  operatorName = 'keyed operator',
 ): KeyGroupChunk {
-  const payload = packr.pack(sections);
+  const payload = packSections(packr, sections, operatorName);
   const bytes = new Uint8Array(HEADER_BYTES + payload.length + TRAILER_BYTES);
   const view = new DataView(bytes.buffer);
   bytes[0] = MAGIC_0;

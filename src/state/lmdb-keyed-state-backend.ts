@@ -29,6 +29,7 @@ import type {
   StateOptions,
   ValueState,
 } from '../api/functions.js';
+import { encodeValue, msgpackValueOptions } from '../channels/msgpack-values.js';
 import { StateAccessError } from '../errors.js';
 import { internalKeyOf } from './internal-key.js';
 import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
@@ -117,7 +118,8 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     const maxKeySize = (this.#root as unknown as { maxKeySize?: number }).maxKeySize ?? DEFAULT_MAX_KEY_SIZE;
     this.#core = new LmdbStateCore(
       this.#root,
-      new Packr({ useRecords: false, useBigIntExtension: true }),
+      // Sets stay Sets, functions are rejected (msgpack-values.ts; key-group-chunk names the state).
+      new Packr({ useRecords: false, useBigIntExtension: true, ...msgpackValueOptions('a state value') }),
       maxKeySize,
       {
         maxParallelism,
@@ -282,7 +284,7 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
             const exp = upserts[i + 2] as number;
             const lmdbKey = core.keyOf(table, g, internalKeyOf(key));
             if (exp !== 0 && exp <= now) db.removeSync(lmdbKey);
-            else db.putSync(lmdbKey, core.packr.pack([key, upserts[i + 1], exp]));
+            else db.putSync(lmdbKey, core.packr.pack(encodeValue([key, upserts[i + 1], exp], true)));
           }
         });
       });

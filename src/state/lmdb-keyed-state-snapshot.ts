@@ -102,6 +102,7 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
           this.checkpointId,
           kind === 'delta' ? this.baseCheckpointId : undefined,
           sections,
+          this.#core.operatorName,
         );
         bytes += chunk.bytes.length;
         chunks.push(chunk);

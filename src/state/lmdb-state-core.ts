@@ -30,9 +30,11 @@
 
 import type { RootDatabase } from 'lmdb';
 import type { Packr } from 'msgpackr';
+import { encodeValue } from '../channels/msgpack-values.js';
 import { StateAccessError } from '../errors.js';
 import { type DirtyEpoch, DirtyEpochs, markDirty } from './dirty-epochs.js';
 import { setCurrentKeyFields } from './internal-key.js';
+import { stateNotSerializable } from './key-group-chunk.js';
 import type { KeyGroupRange } from './key-groups.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import { encodeStateKey } from './lmdb-key-codec.js';
@@ -248,6 +250,15 @@ export class LmdbStateCore implements KeyedStateCore {
    * entries stay cached (and clean), so objects user code holds remain the stored ones.
    * Cost: O(pending writes).
    */
+  /** Packs one stored entry keeping -0 and Maps (msgpack-values.ts); names the state if it cannot. */
+  #packEntry(state: string, entry: [unknown, unknown, number]): Buffer {
+    try {
+      return this.packr.pack(encodeValue(entry, true));
+    } catch (e) {
+      throw stateNotSerializable(state, this.operatorName, e);
+    }
+  }
+
   flush(): void {
     const pending = this.#pending;
     if (pending.length === 0) return;
@@ -260,7 +271,7 @@ export class LmdbStateCore implements KeyedStateCore {
         else {
           const exp = entry.expiresAt === Number.POSITIVE_INFINITY ? 0 : entry.expiresAt;
           // putSync inside transactionSync copies the bytes before the Packr buffer is reused.
-          this.db.putSync(key, this.packr.pack([entry.key, table.toWire(entry.value), exp]));
+          this.db.putSync(key, this.#packEntry(table.name, [entry.key, table.toWire(entry.value), exp]));
         }
       }
     });

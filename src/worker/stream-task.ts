@@ -24,7 +24,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
 import { assertNever } from '../channels/frame.js';
-import type { CheckpointFailureReason } from '../errors.js';
+import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
 import type { BusyMarker } from './busy-marker.js';
@@ -92,7 +92,9 @@ type Command =
     }
   | { kind: 'complete'; checkpointId: number }
   | { kind: 'aborted'; checkpointId: number }
-  | { kind: 'cancel' };
+  | { kind: 'cancel' }
+  /** The asynchronous part of a snapshot failed in a way retrying cannot fix: fail the task. */
+  | { kind: 'fail'; error: Error };
 
 export interface StreamTaskOptions {
   readonly name: string;
@@ -452,6 +454,8 @@ export class StreamTask implements BarrierHandlerActions {
         case 'cancel':
           this.#cancelled = true;
           throw new TaskCancelledError();
+        case 'fail':
+          throw c.error;
         case 'trigger':
           this.#onTrigger(c.checkpointId, c.timestamp, c.checkpointType, c.final);
           break;
@@ -620,6 +624,9 @@ export class StreamTask implements BarrierHandlerActions {
     } catch (e) {
       // Release the views not reached, or copy-on-write would keep preserving them.
       for (let i = next; i < snapshots.length; i++) snapshots[i].snapshot.keyedState?.release();
+      // State that cannot be serialized fails every checkpoint to come: declining would only
+      // bury it under "N consecutive checkpoints failed". The task fails, naming state and operator.
+      if (e instanceof ValueNotSerializableError) this.#enqueue({ kind: 'fail', error: e });
       // A failed async part declines this checkpoint; the job runs on.
       this.#emit({
         kind: 'decline',

@@ -5,7 +5,7 @@
  * failures (see coordinator/failure-attribution.ts).
  */
 
-import { ChannelClosedError } from '../errors.js';
+import { ChannelClosedError, ValueNotSerializableError } from '../errors.js';
 import { UserCodeError } from './operators/stream-operator.js';
 
 export interface TaskFailureDescription {
@@ -29,8 +29,14 @@ export interface TaskFailureDescription {
 const TASK_CANCELLED = 'TaskCancelledError';
 
 export function describeFailure(e: unknown): TaskFailureDescription {
-  const operator = e instanceof UserCodeError ? e.operator : undefined;
   const orig = e instanceof UserCodeError ? e.original : e;
+  // A state value that cannot be serialized names its operator (the snapshot runs outside it).
+  const operator =
+    orig instanceof ValueNotSerializableError && orig.operator !== undefined
+      ? orig.operator
+      : e instanceof UserCodeError
+        ? e.operator
+        : undefined;
   const errorName = orig instanceof Error ? orig.name : typeof orig;
   const errorMessage = orig instanceof Error ? orig.message : String(orig);
   return {
