@@ -8,7 +8,7 @@
  * `Symbol.for` is shared by all copies within a process.
  */
 
-import { JobModuleError } from '../errors.js';
+import { JobModuleError, WeirError } from '../errors.js';
 import type { StreamGraph } from '../graph/stream-graph.js';
 import { GraphBuilder, show } from './graph-builder.js';
 import { StreamEnvironment } from './stream-environment.js';
@@ -66,9 +66,19 @@ export function isJobDefinition(x: unknown): x is JobDefinition {
 export function buildStreamGraph(
   def: JobDefinition,
   args: Readonly<Record<string, string>> = {},
+  /** Names the job module in the error when the build function throws. */
+  moduleName = 'defineJob',
 ): StreamGraph {
   const builder = new GraphBuilder();
-  const result: unknown = def.build(new StreamEnvironment(builder), Object.freeze({ ...args }));
+  let result: unknown;
+  try {
+    result = def.build(new StreamEnvironment(builder), Object.freeze({ ...args }));
+  } catch (e) {
+    // weir's own errors (a bad parallelism, an invalid graph) already say what is wrong.
+    if (e instanceof WeirError) throw e;
+    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    throw new JobModuleError(moduleName, `its build function threw ${what}`, { cause: e });
+  }
   // Seal before inspecting the result, so that an async build cannot keep adding nodes later.
   builder.seal();
   if (typeof (result as { then?: unknown } | null | undefined)?.then === 'function') {

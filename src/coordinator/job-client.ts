@@ -439,7 +439,7 @@ export async function startJob(jobModule: string | URL, options: JobOptions = {}
   const resolved = resolveJobOptions(options);
   const url = jobModuleUrl(jobModule);
   const def = await importJobModule(url);
-  const graph = buildStreamGraph(def, resolved.args);
+  const graph = buildStreamGraph(def, resolved.args, url);
   const plan = buildExecutionPlan(graph, {
     parallelism: resolved.parallelism,
     maxParallelism: resolved.maxParallelism,

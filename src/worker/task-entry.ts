@@ -45,7 +45,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   let closeChannels: (() => void) | undefined;
   try {
     const def = await importJobModule(d.jobModule);
-    const graph = buildStreamGraph(def, d.args);
+    const graph = buildStreamGraph(def, d.args, d.jobModule);
     const plan = buildExecutionPlan(graph, { parallelism: d.parallelism, maxParallelism: d.maxParallelism });
     const vertex = findVertex(plan, d.vertexId);
     const name = formatTaskId(

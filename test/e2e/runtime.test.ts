@@ -173,6 +173,16 @@ describe('failures', () => {
     expect(error.message).toMatch(/has no default export \(it exports: job\)/);
   });
 
+  it('a build function that throws is a JobModuleError naming the module, with the thrown error as cause', async () => {
+    const error = await runJob(fixture('throwing-build.mjs')).catch((e) => e);
+    expect(error).toBeInstanceOf(JobModuleError);
+    expect(error.message).toMatch(
+      /throwing-build\.mjs: its build function threw TypeError: cannot build: args\.mode is missing/,
+    );
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect(error.cause.stack).toMatch(/throwing-build\.mjs/);
+  });
+
   it('a graph without a sink is an InvalidGraphError', async () => {
     const error = await runJob(fixture('no-sink.mjs')).catch((e) => e);
     expect(error).toBeInstanceOf(InvalidGraphError);
