@@ -58,7 +58,10 @@ describe('one-input operators', () => {
     expect(() => graphOf((env) => env.fromSource(fakeSource()).map(1 as never))).toThrow(
       'map(): expected a function, got 1',
     );
-    expect(() => graphOf((env) => env.fromSource(fakeSource()).keyBy(null as never))).toThrow(TypeError);
+    // Thrown inside the build function: wrapped in a JobModuleError, the TypeError as its cause.
+    expect(() => graphOf((env) => env.fromSource(fakeSource()).keyBy(null as never))).toThrow(
+      expect.objectContaining({ cause: expect.any(TypeError) }),
+    );
     expect(() => graphOf((env) => env.fromSource({} as never))).toThrow(/fromSource\(\): expected a source/);
     expect(() => graphOf((env) => env.fromSource(fakeSource()).sinkTo({} as never))).toThrow(
       /sinkTo\(\): expected a sink/,

@@ -95,15 +95,25 @@ describe('buildStreamGraph', () => {
     expect(() => kept!.name('late')).toThrow(/already built/);
   });
 
-  it('propagates errors the build throws', () => {
+  it('wraps errors the build throws in a JobModuleError naming the module, the error as cause', () => {
     const boom = new Error('boom');
-    expect(() =>
+    let thrown: unknown;
+    try {
       buildStreamGraph(
         defineJob(() => {
           throw boom;
         }),
-      ),
-    ).toThrow(boom);
+        {},
+        'jobs/my-job.mjs',
+      );
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(JobModuleError);
+    expect((thrown as Error).message).toBe(
+      'job module jobs/my-job.mjs: its build function threw Error: boom',
+    );
+    expect((thrown as Error).cause).toBe(boom);
   });
 });
 
