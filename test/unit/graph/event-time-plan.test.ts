@@ -52,7 +52,10 @@ describe('event time in the plan', () => {
           .assignTimestampsAndWatermarks(s as never)
           .sinkTo(fakeSink('out'));
       });
-    expect(build({ maxOutOfOrderness: 1 })).toThrow(TypeError);
+    // A TypeError inside the build function arrives wrapped in a JobModuleError (its cause).
+    expect(build({ maxOutOfOrderness: 1 })).toThrow(
+      expect.objectContaining({ cause: expect.any(TypeError) }),
+    );
     expect(build({ timestamp: () => 0, maxOutOfOrderness: -1 })).toThrow(InvalidOptionError);
     expect(build({ timestamp: () => 0, maxOutOfOrderness: 1, idleTimeout: Number.NaN })).toThrow(
       /idleTimeout/,
