@@ -456,6 +456,46 @@ export class FileSinkError extends WeirError {
   }
 }
 
+// ---------- two-phase-commit sinks (sinks.custom) ----------
+
+/**
+ * A committing sink broke its contract in a way no restart can fix: `write` returned a promise
+ * (it must be synchronous), or the sink's options are inconsistent. Names the sink and the rule.
+ */
+export class SinkProtocolError extends WeirError {
+  readonly code = 'ERR_WEIR_SINK_PROTOCOL';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly sink: string,
+    readonly reason: string,
+  ) {
+    super(`sink ${sink}: ${reason}`);
+  }
+}
+
+/**
+ * A committing sink's `commit` kept failing: the first try and every retry threw. A task
+ * failure: the job restarts from its latest completed checkpoint, whose committables are
+ * committed again. `cause` is the last error.
+ */
+export class SinkCommitError extends WeirError {
+  readonly code = 'ERR_WEIR_SINK_COMMIT';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly sink: string,
+    readonly checkpointId: number,
+    readonly subtaskIndex: number,
+    readonly tries: number,
+    options: { cause: unknown },
+  ) {
+    const m = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super(
+      `sink ${sink}: commit of checkpoint ${checkpointId} (writer subtask ${subtaskIndex}) failed ${tries} times, last: ${m}`,
+      options,
+    );
+  }
+}
+
 // ---------- embedded log (src/log) ----------
 
 /** The log's directory cannot be opened, has another format, or LMDB failed a read or write. */

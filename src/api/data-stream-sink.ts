@@ -1,5 +1,6 @@
 /** `DataStreamSink`: what `sinkTo(...)` returns, to name and configure the sink operator. */
 
+import type { CommittingSink } from './committing-sink.js';
 import type { GraphBuilder } from './graph-builder.js';
 import type { Sink } from './source.js';
 
@@ -8,10 +9,10 @@ export class DataStreamSink<T> {
   readonly #builder: GraphBuilder;
   readonly #id: number;
   /** The connector this operator writes to. */
-  readonly sink: Sink<T>;
+  readonly sink: Sink<T> | CommittingSink<T, any>;
 
   /** @internal Created by `DataStream.sinkTo`. */
-  constructor(builder: GraphBuilder, id: number, sink: Sink<T>) {
+  constructor(builder: GraphBuilder, id: number, sink: Sink<T> | CommittingSink<T, any>) {
     this.#builder = builder;
     this.#id = id;
     this.sink = sink;

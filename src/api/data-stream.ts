@@ -12,6 +12,7 @@
 import { InvalidGraphError } from '../errors.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import { resolveAsyncOptions } from './async-options.js';
+import type { CommittingSink } from './committing-sink.js';
 import { ConnectedStreams } from './connected-streams.js';
 import { DataStreamSink } from './data-stream-sink.js';
 import type {
@@ -218,14 +219,17 @@ export class DataStream<T> {
    * Writes the stream to `sink`. Every branch of a job must end in a sink (an operator whose
    * output goes nowhere is rejected when the job is planned).
    */
-  sinkTo(sink: Sink<T>): DataStreamSink<T> {
+  sinkTo(sink: Sink<T> | CommittingSink<T, any>): DataStreamSink<T> {
     if (typeof sink !== 'object' || sink === null || typeof (sink as Sink<T>).createWriter !== 'function') {
       throw new TypeError(
         'sinkTo(): expected a sink (an object with createWriter), e.g. sinks.collect(name)',
       );
     }
     const core = this[STREAM_CORE];
-    const spec: OperatorSpec = { kind: 'sink', sink: sink as Sink<unknown> };
+    const spec: OperatorSpec = {
+      kind: 'sink',
+      sink: sink as Sink<unknown> | CommittingSink<unknown, unknown>,
+    };
     const id = core.builder.addNode(spec, `sink: ${sink.name}`, core.inputs);
     return new DataStreamSink<T>(core.builder, id, sink);
   }

@@ -1,4 +1,14 @@
 // The DataStream API: re-exports only.
+
+export type {
+  CommitContext,
+  CommitRetryOptions,
+  Committer,
+  CommittingSink,
+  CommittingSinkOptions,
+  CommittingSinkWriter,
+  SinkWriterContext,
+} from './committing-sink.js';
 export { ConnectedStreams } from './connected-streams.js';
 export { DataStream } from './data-stream.js';
 export { DataStreamSink } from './data-stream-sink.js';

@@ -1,4 +1,5 @@
 export { collect } from './collect-sink.js';
+export { custom } from './custom-sink.js';
 export { discard } from './discard-sink.js';
 export { file } from './file-sink.js';
 export { log } from './log-sink.js';

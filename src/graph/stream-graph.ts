@@ -5,6 +5,7 @@
  */
 
 import type { ResolvedAsyncOptions } from '../api/async-options.js';
+import type { CommittingSink } from '../api/committing-sink.js';
 import type {
   AggregateFunction,
   CoProcessFunction,
@@ -88,7 +89,7 @@ export type OperatorSpec =
       /** Present on a keyed stream: the function sees `ctx.key` (and the operator is keyed). */
       readonly keySelector?: KeySelector<any, any>;
     }
-  | { readonly kind: 'sink'; readonly sink: Sink<unknown> };
+  | { readonly kind: 'sink'; readonly sink: Sink<unknown> | CommittingSink<unknown, unknown> };
 
 export type OperatorKind = OperatorSpec['kind'];
 

@@ -4,6 +4,7 @@
  * wired back to front, so every operator's output exists when it is constructed.
  */
 
+import { isCommittingSink } from '../api/committing-sink.js';
 import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext } from '../api/source.js';
 import { assertNever } from '../channels/frame.js';
@@ -26,6 +27,7 @@ import {
 } from './operators/stream-operator.js';
 import { TimestampsAndWatermarksOperator } from './operators/timestamps-and-watermarks-operator.js';
 import { WindowOperator } from './operators/window-operator.js';
+import { CommittingSinkOperator } from './sink/committing-sink-operator.js';
 import type { TaskTime } from './timers/task-time.js';
 
 export interface ChainEnvironment {
@@ -261,6 +263,9 @@ function createOperator(
     }
     case 'sink': {
       const restored = env.restoredOperatorState(uid);
+      if (isCommittingSink(spec.sink)) {
+        return new CommittingSinkOperator(nodeId, name, uid, ctx, spec.sink, env.sinkContext(ctx, restored));
+      }
       return new SinkOperator(nodeId, name, uid, ctx, spec.sink.createWriter(env.sinkContext(ctx, restored)));
     }
     default:

@@ -93,8 +93,11 @@ type Command =
   | { kind: 'complete'; checkpointId: number }
   | { kind: 'aborted'; checkpointId: number }
   | { kind: 'cancel' }
-  /** The asynchronous part of a snapshot failed in a way retrying cannot fix: fail the task. */
-  | { kind: 'fail'; error: Error };
+  /**
+   * Fail the task from the loop: the asynchronous part of a snapshot failed in a way retrying
+   * cannot fix, or an operator's asynchronous work failed (a committing sink's pre-commit or commit).
+   */
+  | { kind: 'fail'; error: unknown };
 
 export interface StreamTaskOptions {
   readonly name: string;
@@ -159,6 +162,9 @@ export class StreamTask implements BarrierHandlerActions {
     this.#o = options;
     this.#source = options.chain.head instanceof SourceOperator ? options.chain.head : null;
     this.#barrierHandler = options.createBarrierHandler?.(this) ?? null;
+    // Asynchronous operator failures fail the task from the loop, between two frames.
+    for (const op of options.chain.operators)
+      op.bindAsyncFailure?.((error) => this.#enqueue({ kind: 'fail', error }));
     this.#valve = options.gate
       ? new WatermarkValve(options.inputIndexOf.length, options.inputIdleTimeout, options.time.now())
       : null;
@@ -215,6 +221,7 @@ export class StreamTask implements BarrierHandlerActions {
       await this.#endOfInput();
       if (this.#o.checkpointing) await this.#awaitFinalCommit();
       await Promise.all(this.#asyncParts);
+      await this.#drainOperators();
     } finally {
       for (const op of chain.operators) {
         try {
@@ -387,6 +394,29 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
+      await this.#wakeup.sleep(1000);
+    }
+  }
+
+  /**
+   * Waits for the operators' asynchronous work (a committing sink's last commits) while still
+   * serving commands: a cancel or an asynchronous failure ends the wait.
+   */
+  async #drainOperators(): Promise<void> {
+    const drains = this.#o.chain.operators.flatMap((op) => (op.drain ? [op.drain()] : []));
+    if (drains.length === 0) return;
+    let done = false;
+    void Promise.all(drains).then(
+      () => {
+        done = true;
+        this.#wakeup.wake();
+      },
+      // The failure also reached the loop as a 'fail' command, which the loop below throws.
+      () => this.#wakeup.wake(),
+    );
+    for (;;) {
+      this.#drainCommands();
+      if (done) return;
       await this.#wakeup.sleep(1000);
     }
   }
@@ -607,7 +637,8 @@ export class StreamTask implements BarrierHandlerActions {
           const written = await storage.writeOperatorChunks(
             checkpointId,
             uid,
-            snapshot.operatorState,
+            // A committing sink's pre-commit: this acknowledgement waits for it (the loop does not).
+            await snapshot.operatorState,
             keyedChunks,
           );
           // Before the acknowledgement: the backend's next delta builds on these handles.
@@ -675,6 +706,8 @@ export class StreamTask implements BarrierHandlerActions {
       this.#cancelled = true;
       throw new TaskCancelledError();
     }
+    const failure = this.#commands.find((c) => c.kind === 'fail');
+    if (failure) throw failure.error;
   }
 
   /**

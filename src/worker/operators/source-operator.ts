@@ -90,7 +90,9 @@ export class SourceOperator extends AbstractStreamOperator {
    * the task emits the barrier: the dead letters of the records before the barrier are sealed
    * with the positions after them.
    */
-  override snapshotState(checkpointId: number): OperatorSnapshot {
+  override snapshotState(
+    checkpointId: number,
+  ): OperatorSnapshot & { readonly operatorState: readonly unknown[] } {
     const entries = [...this.reader.snapshotState(checkpointId)];
     if (this.#deadLetters) {
       let sealed: unknown[];

@@ -32,8 +32,12 @@ export class CountingOutput implements Output {
 
 /** Operator snapshot, synchronous part: small operator-state entries plus keyed state, if any. */
 export interface OperatorSnapshot {
-  /** Operator (non-keyed) state entries: source positions, sink transactions. */
-  readonly operatorState: readonly unknown[];
+  /**
+   * Operator (non-keyed) state entries: source positions, sink transactions. A promise when the
+   * operator completes its part asynchronously (a committing sink's pre-commit): the task's async
+   * part awaits it before it acknowledges, and a rejection declines the checkpoint.
+   */
+  readonly operatorState: readonly unknown[] | Promise<readonly unknown[]>;
   /** Keyed-state snapshot to persist asynchronously; `undefined` for operators without keyed state. */
   readonly keyedState: KeyedStateSnapshot | undefined;
 }
@@ -85,6 +89,17 @@ export interface StreamOperator {
   close(): void;
   /** Operator-specific counters reported with the task's metrics; undefined when none. */
   counters(): Readonly<Record<string, number>> | undefined;
+  /**
+   * Operators with asynchronous work off the task loop (committing sinks): the task binds, before
+   * `open()`, the function that fails the task with an error raised outside any call from it.
+   */
+  bindAsyncFailure?(fail: (error: unknown) => void): void;
+  /**
+   * Resolves once the operator's asynchronous work that must finish before the task ends has
+   * finished (a sink's last commits); rejects with the failure. Awaited after end of input (and
+   * after the final checkpoint completed).
+   */
+  drain?(): Promise<void>;
 }
 
 /** The base most operators extend: no state, no-op lifecycle. */
