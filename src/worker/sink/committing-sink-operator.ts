@@ -94,6 +94,8 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   readonly #drainWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
   #commits = 0;
   #commitRetries = 0;
+  /** Settles when `close()`'s teardown steps have run (tests and harnesses await it). */
+  whenClosed: Promise<void> = Promise.resolve();
 
   constructor(
     nodeId: number,
@@ -182,7 +184,6 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
 
   /** Calls `preCommit` now (or once `finish()` settled) and feeds its outcome to the ledger. */
   #preCommit(checkpointId: number): void {
-    this.#dispatch({ kind: 'pre-commit-started', checkpointId });
     let result: Promise<unknown>;
     if (this.#finishing) {
       result = this.#finishing.then(() => this.#writer.preCommit(checkpointId));
@@ -191,10 +192,12 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
       try {
         r = this.#writer.preCommit(checkpointId);
       } catch (e) {
+        // Thrown to the task loop, which fails the task; the ledger never saw this pre-commit.
         throw userCodeError(this.name, e);
       }
       result = Promise.resolve(r);
     }
+    this.#dispatch({ kind: 'pre-commit-started', checkpointId });
     const settled = result.then(
       (committable) => {
         this.#sealing.delete(checkpointId);
@@ -283,7 +286,7 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     if (this.#writer.close) steps.push(['writer close', () => this.#writer.close!()]);
     if (this.#committer.close) steps.push(['committer close', () => this.#committer.close!()]);
     // Sequential, and never thrown: teardown must not hide the task's own outcome.
-    void steps.reduce<Promise<void>>(
+    this.whenClosed = steps.reduce<Promise<void>>(
       (prev, [what, run]) =>
         prev.then(async () => {
           try {
