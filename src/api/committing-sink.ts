@@ -106,6 +106,12 @@ export interface CommittingSinkWriter<T, C> {
    */
   preCommit(checkpointId: number): C | undefined | Promise<C | undefined>;
   /**
+   * Checkpoint `checkpointId` completed (Flink's `CheckpointListener`). Informational, on the task
+   * thread: commits are the committer's business; a writer may release per-checkpoint resources
+   * here. Not called for checkpoints completed before a restore. A throw fails the task.
+   */
+  notifyCheckpointComplete?(checkpointId: number): void;
+  /**
    * End of input (bounded jobs). Optional: the final checkpoint's `preCommit` follows (without
    * checkpointing: `preCommit(0)` followed by its commit).
    */

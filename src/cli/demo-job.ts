@@ -19,10 +19,10 @@
  * that many clicks and a checkpoint completed; no crash without `crashFile`).
  */
 
+import type { CommittingSink } from '../api/committing-sink.js';
 import type { DataStream } from '../api/data-stream.js';
 import { defineJob } from '../api/define-job.js';
 import type { Collector, KeyedContext } from '../api/functions.js';
-import type { Sink } from '../api/source.js';
 import type { StreamEnvironment } from '../api/stream-environment.js';
 import { windows } from '../api/windows.js';
 import { file } from '../connectors/file-sink.js';
@@ -191,6 +191,6 @@ export default defineJob((env, args) => {
     .uid('windows-sink');
 });
 
-function countsSink(a: DemoJobArgs): Sink<CountedClick & ProbeStamp> {
+function countsSink(a: DemoJobArgs): CommittingSink<CountedClick & ProbeStamp, unknown> {
   return file<CountedClick & ProbeStamp>({ dir: a.counts, format: 'jsonl' });
 }

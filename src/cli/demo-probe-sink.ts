@@ -16,6 +16,12 @@
  */
 
 import { writeFileSync } from 'node:fs';
+import {
+  type CommittingSink,
+  type CommittingSinkWriter,
+  isCommittingSink,
+  type SinkWriterContext,
+} from '../api/committing-sink.js';
 import type { Sink, SinkContext, SinkWriter } from '../api/source.js';
 import type { ProbeStamp } from './demo-records.js';
 import { type TelemetryPoster, wallClockMs } from './demo-telemetry.js';
@@ -48,7 +54,18 @@ export interface ProbeOptions {
   readonly crash: CrashPlan | null;
 }
 
-export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options: ProbeOptions): Sink<T> {
+/** Wraps a committing sink (the file sink): the probe stamps and counts what its writer gets. */
+export function probeSink<T extends object>(
+  inner: CommittingSink<T & ProbeStamp, unknown>,
+  options: ProbeOptions,
+): CommittingSink<T, unknown>;
+export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options: ProbeOptions): Sink<T>;
+export function probeSink<T extends object>(
+  inner: Sink<T & ProbeStamp> | CommittingSink<T & ProbeStamp, unknown>,
+  options: ProbeOptions,
+): Sink<T> | CommittingSink<T, unknown> {
+  if (isCommittingSink(inner))
+    return committingProbeSink<T>(inner as CommittingSink<T & ProbeStamp, unknown>, options);
   return {
     type: `probe(${inner.type})`,
     name: inner.name,
@@ -58,9 +75,41 @@ export function probeSink<T extends object>(inner: Sink<T & ProbeStamp>, options
   };
 }
 
+function committingProbeSink<T extends object>(
+  inner: CommittingSink<T & ProbeStamp, unknown>,
+  options: ProbeOptions,
+): CommittingSink<T, unknown> {
+  return {
+    ...inner,
+    type: `probe(${inner.type})`,
+    createWriter(ctx: SinkWriterContext): CommittingSinkWriter<T, unknown> {
+      const w = inner.createWriter(ctx);
+      const p = new ProbeWriter<T>({ write: (v) => w.write(v) }, ctx, options);
+      return {
+        write: (v) => p.write(v),
+        preCommit(checkpointId) {
+          const c = w.preCommit(checkpointId);
+          p.preCommit(checkpointId); // may end the thread: after the inner sink pre-committed
+          return c;
+        },
+        notifyCheckpointComplete(checkpointId) {
+          p.notifyCheckpointComplete(checkpointId);
+          w.notifyCheckpointComplete?.(checkpointId);
+        },
+        finish() {
+          p.finish();
+          return w.finish?.();
+        },
+        abort: () => w.abort?.(),
+        close: () => w.close?.(),
+      };
+    },
+  };
+}
+
 class ProbeWriter<T extends object> implements SinkWriter<T> {
   readonly #inner: SinkWriter<T & ProbeStamp>;
-  readonly #ctx: SinkContext;
+  readonly #ctx: Pick<SinkContext, 'subtaskIndex' | 'attempt' | 'restoredCheckpointId'>;
   readonly #telemetry: TelemetryPoster | null;
   /** Armed only on attempt 0 in the planned subtask. */
   readonly #crash: CrashPlan | null;
@@ -69,7 +118,11 @@ class ProbeWriter<T extends object> implements SinkWriter<T> {
   #checkpointsCompleted = 0;
   #sealedAfter: number;
 
-  constructor(inner: SinkWriter<T & ProbeStamp>, ctx: SinkContext, options: ProbeOptions) {
+  constructor(
+    inner: SinkWriter<T & ProbeStamp>,
+    ctx: Pick<SinkContext, 'subtaskIndex' | 'attempt' | 'restoredCheckpointId'>,
+    options: ProbeOptions,
+  ) {
     this.#inner = inner;
     this.#ctx = ctx;
     this.#sealedAfter = ctx.restoredCheckpointId ?? 0;

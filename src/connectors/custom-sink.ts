@@ -5,7 +5,7 @@
  */
 
 import type { CommitRetryOptions, CommittingSink, CommittingSinkOptions } from '../api/committing-sink.js';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, SinkProtocolError } from '../errors.js';
 
 const DEFAULT_RETRY: Readonly<Required<CommitRetryOptions>> = {
   retries: 3,
@@ -63,7 +63,18 @@ export function custom<T, C = unknown>(options: CommittingSinkOptions<T, C>): Co
     kind: 'committing',
     type: 'custom',
     name,
-    createWriter: (ctx) => options.createWriter(ctx),
+    createWriter: (ctx) => {
+      // The runtime's committing-sink operator always passes sinkName; a legacy writer wrapper
+      // (`{ createWriter(ctx) { const w = inner.createWriter(ctx); ... } }`) does not, and would
+      // silently never commit: refuse it loudly instead.
+      if (typeof (ctx as Partial<typeof ctx>)?.sinkName !== 'string') {
+        throw new SinkProtocolError(
+          name,
+          'createWriter() was called outside the committing-sink runtime (a legacy SinkWriter wrapper around a committing sink?); wrap it as a committing sink instead: { ...sink, createWriter(ctx), createCommitter(ctx) }',
+        );
+      }
+      return options.createWriter(ctx);
+    },
     createCommitter: createCommitter
       ? (ctx) => {
           const committer = createCommitter(ctx);

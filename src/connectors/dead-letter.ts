@@ -7,6 +7,7 @@
  * can tell them from the source's own entries.
  */
 
+import type { CommittingSink } from '../api/committing-sink.js';
 import type { Collector } from '../api/functions.js';
 import type { Sink, Source, SourceContext, SourceReader } from '../api/source.js';
 
@@ -30,11 +31,14 @@ export interface DeadLetterSourceContext extends SourceContext {
 
 /** A source that may name a dead-letter sink. */
 export interface DeadLetterSource<T> extends Source<T> {
-  readonly deadLetter: Sink<DeadLetter> | undefined;
+  readonly deadLetter: DeadLetterSink | undefined;
   createReader(ctx: DeadLetterSourceContext): SourceReader<T>;
 }
 
-export function deadLetterSinkOf(source: Source<unknown>): Sink<DeadLetter> | undefined {
+/** A dead-letter sink: a writer sink, or a committing one (`sinks.file`, `sinks.custom`). */
+export type DeadLetterSink = Sink<DeadLetter> | CommittingSink<DeadLetter, unknown>;
+
+export function deadLetterSinkOf(source: Source<unknown>): DeadLetterSink | undefined {
   return (source as Partial<DeadLetterSource<unknown>>).deadLetter ?? undefined;
 }
 

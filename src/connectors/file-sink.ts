@@ -9,13 +9,14 @@
  *   in `.jsonl`/`.csv` (public contract); the token keeps names unique across attempts,
  *   rescaling and process restarts (`attempt` starts at 0 again after `restoreFrom`).
  *
- * Exactly-once (two-phase commit): `preCommit(c)` closes the open part (and parts closed by
- * rollover since the last barrier), fsyncs them, renames them to pending names carrying `c`,
- * fsyncs `dir`, and returns every pending part as snapshot state; `notifyCheckpointComplete(c)`
- * renames every pending part of checkpoints `<= c` to its final name. A commit is idempotent:
- * a pending part already renamed (its final file exists) is fine, one whose pending and final
- * files are both missing is a {@link FileSinkError} (data loss is never silent). On restore the
- * pending parts in the restored state are committed first (commit-on-restore).
+ A committing sink (`src/api/committing-sink.ts`, the interface of `sinks.custom`), using the
+ * rename-if-exists pattern. Exactly-once (two-phase commit): `preCommit(c)` closes the open part
+ * (and parts closed by rollover since the last barrier), fsyncs them, renames them to pending
+ * names carrying `c`, fsyncs `dir`, and returns them as checkpoint `c`'s committable; the
+ * committer renames them to their final names once `c` completed. A commit is idempotent: a
+ * pending part already renamed (its final file exists) is fine, one whose pending and final files
+ * are both missing is a {@link FileSinkError} (data loss is never silent). On restore the runtime
+ * commits the restored checkpoint's committables again (commit-on-restore).
  *
  * Stray files (parts of a failed attempt) are swept when a writer starts, by a rule that needs
  * only the subtask's own view: subtask `i` deletes the in-progress and pending files with
@@ -29,9 +30,9 @@
  * and only files of indices no other current writer uses, so the sweep never races a writer of
  * the current attempt. `dir` (with `prefix`) must belong to one sink of one job.
  *
- * Without exactly-once (at-least-once or no checkpointing) the sink commits directly: at every
+ * Without exactly-once (at-least-once or no checkpointing) the writer commits directly: at every
  * barrier, at every rollover and at the end of input it closes the part and renames it to its
- * final name. That is at-least-once by nature: after a restart the replayed records are written
+ * final name; it returns no committable. That is at-least-once by nature: after a restart the replayed records are written
  * again.
  *
  * Writes go through a 64 KiB string buffer to `fs.writeSync`; closing a part fsyncs it.
@@ -54,8 +55,9 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Sink, SinkContext, SinkWriter } from '../api/source.js';
+import type { CommittingSink, CommittingSinkWriter, SinkWriterContext } from '../api/committing-sink.js';
 import { FileSinkError, InvalidOptionError } from '../errors.js';
+import { custom } from './custom-sink.js';
 import { encodeCsvRow } from './formats/csv.js';
 import { encodeRecord } from './formats/text-format.js';
 
@@ -75,7 +77,7 @@ export interface FileSinkOptions {
   readonly prefix?: string;
 }
 
-/** Snapshot entry: one sealed part awaiting commit. Names are relative to `dir`. */
+/** One sealed part awaiting commit (a checkpoint's committable is a list of them). Names are relative to `dir`. */
 export interface FilePendingPart {
   readonly pending: string;
   readonly final: string;
@@ -85,7 +87,7 @@ export interface FilePendingPart {
 /** Bytes buffered before a write. */
 const WRITE_BUFFER_BYTES = 64 * 1024;
 
-export function file<T = unknown>(options: FileSinkOptions): Sink<T> {
+export function file<T = unknown>(options: FileSinkOptions): CommittingSink<T, FilePendingPart[]> {
   const o = options ?? ({} as FileSinkOptions);
   if (typeof o.dir !== 'string' || o.dir === '')
     throw new InvalidOptionError('sinks.file.dir', 'must be a non-empty string');
@@ -137,11 +139,12 @@ export function file<T = unknown>(options: FileSinkOptions): Sink<T> {
     maxRecords: o.rollover?.maxRecords ?? Number.POSITIVE_INFINITY,
     prefix,
   };
-  return {
-    type: 'file',
+  const sink = custom<T, FilePendingPart[]>({
     name: `file:${config.dir}`,
-    createWriter: (ctx: SinkContext) => new FileSinkWriter<T>(config, ctx),
-  };
+    createWriter: (ctx) => new FileSinkWriter<T>(config, ctx),
+    commit: (parts) => commitPendingParts(config.dir, parts),
+  });
+  return { ...sink, type: 'file' };
 }
 
 export interface FileSinkConfig {
@@ -217,6 +220,22 @@ export function commitPendingPart(dir: string, part: FilePendingPart): 'committe
   }
 }
 
+/** Commits one checkpoint's parts and makes the renames durable. */
+export function commitPendingParts(dir: string, parts: readonly FilePendingPart[]): void {
+  for (const part of parts) commitPendingPart(dir, part);
+  if (parts.length > 0) syncDir(dir);
+}
+
+/** Makes renames in `dir` durable. */
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A part file being written or closed and waiting for its barrier. */
 interface Part {
   /** Base names in `dir`. */
@@ -224,9 +243,9 @@ interface Part {
   readonly final: string;
 }
 
-export class FileSinkWriter<T> implements SinkWriter<T> {
+export class FileSinkWriter<T> implements CommittingSinkWriter<T, FilePendingPart[]> {
   readonly #config: FileSinkConfig;
-  readonly #ctx: SinkContext;
+  readonly #ctx: SinkWriterContext;
   readonly #ext: string;
   readonly #transactional: boolean;
   /** Unique part name stem of this writer: `P-s-a-t`. */
@@ -240,10 +259,8 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
   #buffer = '';
   /** Exactly-once: parts closed by rollover since the last barrier (still in-progress names). */
   #closed: Part[] = [];
-  /** Exactly-once: sealed parts awaiting commit, in checkpoint order. */
-  #pending: FilePendingPart[] = [];
 
-  constructor(config: FileSinkConfig, ctx: SinkContext) {
+  constructor(config: FileSinkConfig, ctx: SinkWriterContext) {
     this.#config = config;
     this.#ctx = ctx;
     this.#ext = config.format;
@@ -256,18 +273,15 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
         cause: e,
       });
     }
-    // Commit-on-restore: the restored checkpoint completed, so its sealed parts are committed
-    // now (a part committed before the failure is recognised and skipped).
-    const restored = (ctx.restoredState ?? []) as FilePendingPart[];
-    for (const part of restored) commitPendingPart(config.dir, part);
-    if (restored.length > 0) this.#syncDir();
+    // Commit-on-restore is the runtime's (the restored committables are committed again); the
+    // sweep removes only what no completed checkpoint holds, so the two never touch one file.
     this.#sweep();
   }
 
   /** Deletes the stray staged files this subtask is responsible for (see the file comment). */
   #sweep(): void {
     const restore = {
-      restored: this.#ctx.restoredState !== undefined,
+      restored: this.#ctx.restoredCheckpointId !== undefined,
       restoredCheckpointId: this.#ctx.restoredCheckpointId,
     };
     for (const name of readdirSync(this.#config.dir)) {
@@ -292,37 +306,18 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
       this.#roll();
   }
 
-  preCommit(checkpointId: number): unknown[] {
+  preCommit(checkpointId: number): FilePendingPart[] | undefined {
     this.#roll();
-    if (!this.#transactional) return [];
+    if (!this.#transactional || this.#closed.length === 0) return undefined;
+    const sealed: FilePendingPart[] = [];
     for (const part of this.#closed) {
       const pending = `${part.inProgress.slice(0, -'.inprogress'.length)}.pending-${checkpointId}`;
       this.#rename(part.inProgress, pending);
-      this.#pending.push({ pending, final: part.final, checkpointId });
+      sealed.push({ pending, final: part.final, checkpointId });
     }
-    if (this.#closed.length > 0) this.#syncDir();
+    syncDir(this.#config.dir);
     this.#closed = [];
-    return this.#pending.map((p) => ({ ...p }));
-  }
-
-  notifyCheckpointComplete(checkpointId: number): void {
-    // A completed checkpoint also commits older sealed parts (their notification may have been
-    // lost or subsumed).
-    const keep: FilePendingPart[] = [];
-    let committed = 0;
-    for (const part of this.#pending) {
-      if (part.checkpointId > checkpointId) keep.push(part);
-      else {
-        commitPendingPart(this.#config.dir, part);
-        committed++;
-      }
-    }
-    this.#pending = keep;
-    if (committed > 0) this.#syncDir();
-  }
-
-  notifyCheckpointAborted(): void {
-    // Sealed parts stay pending: the next completed checkpoint commits them.
+    return sealed;
   }
 
   finish(): void {
@@ -330,7 +325,10 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
     if (!this.#transactional) this.#roll();
   }
 
-  /** Releases the open file. Staged files left by a failure are swept by the next attempt. */
+  /**
+   * Releases the open file. No `abort`: staged files a failure leaves (a crash leaves them too)
+   * are swept by the next attempt.
+   */
   close(): void {
     if (this.#fd !== null) {
       closeSync(this.#fd);
@@ -393,7 +391,7 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
       this.#closed.push(part);
     } else {
       this.#rename(part.inProgress, part.final);
-      this.#syncDir();
+      syncDir(this.#config.dir);
     }
   }
 
@@ -406,16 +404,6 @@ export class FileSinkWriter<T> implements SinkWriter<T> {
         `rename to ${to} failed: ${(e as Error).message}`,
         { cause: e },
       );
-    }
-  }
-
-  /** Makes renames in `dir` durable. */
-  #syncDir(): void {
-    const fd = openSync(this.#config.dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
     }
   }
 }

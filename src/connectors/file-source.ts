@@ -39,6 +39,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import type { Collector } from '../api/functions.js';
+import type { CommittingSink } from '../api/committing-sink.js';
 import type { PollResult, Sink, SourceReader } from '../api/source.js';
 import { FileSourceError, InvalidOptionError, MalformedRecordError } from '../errors.js';
 import type { DeadLetter, DeadLetterSource, DeadLetterSourceContext } from './dead-letter.js';
@@ -63,7 +64,7 @@ export interface FileSourceOptions {
   /** What a malformed record does. Default `'fail'`. */
   readonly onError?: 'fail' | 'skip';
   /** Where skipped records go (only with `onError: 'skip'`). */
-  readonly deadLetter?: Sink<DeadLetter>;
+  readonly deadLetter?: Sink<DeadLetter> | CommittingSink<DeadLetter, any>;
 }
 
 /** Operator-state entry: one file and how far it has been consumed. */

@@ -7,8 +7,9 @@
  * restore: whichever subtask gets such an entry after redistribution commits it.
  */
 
+import { isCommittingSink } from '../../api/committing-sink.js';
 import type { RuntimeContext } from '../../api/functions.js';
-import type { PollResult, SinkContext, SinkWriter, Source, SourceReader } from '../../api/source.js';
+import type { PollResult, Sink, SinkContext, SinkWriter, Source, SourceReader } from '../../api/source.js';
 import {
   type DeadLetter,
   type DeadLetterSourceContext,
@@ -16,6 +17,7 @@ import {
   deadLetterSinkOf,
   isDeadLetterStateEntry,
 } from '../../connectors/dead-letter.js';
+import { CommittingSinkOperator } from '../sink/committing-sink-operator.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -23,10 +25,46 @@ import {
   userCodeError,
 } from './stream-operator.js';
 
+/** The dead-letter sink as the source operator drives it: a writer sink, or a committing one. */
+interface DeadLetterDriver {
+  write(d: DeadLetter): void;
+  /** The sink's snapshot entries (a promise for a committing sink's asynchronous pre-commit). */
+  snapshot(checkpointId: number): readonly unknown[] | Promise<readonly unknown[]>;
+  complete(checkpointId: number): void;
+  aborted(checkpointId: number): void;
+  finish(): void;
+  close(): void;
+  readonly committing: CommittingSinkOperator | null;
+}
+
+function legacyDriver(w: SinkWriter<DeadLetter>): DeadLetterDriver {
+  return {
+    write: (d) => w.write(d),
+    snapshot: (id) => w.preCommit?.(id) ?? [],
+    complete: (id) => w.notifyCheckpointComplete?.(id),
+    aborted: (id) => w.notifyCheckpointAborted?.(id),
+    finish: () => w.finish?.(),
+    close: () => w.close?.(),
+    committing: null,
+  };
+}
+
+function committingDriver(op: CommittingSinkOperator): DeadLetterDriver {
+  return {
+    write: (d) => op.processElement(d),
+    snapshot: (id) => op.snapshotState(id).operatorState,
+    complete: (id) => op.notifyCheckpointComplete(id),
+    aborted: (id) => op.notifyCheckpointAborted(id),
+    finish: () => op.finish(),
+    close: () => op.close(),
+    committing: op,
+  };
+}
+
 export class SourceOperator extends AbstractStreamOperator {
   readonly reader: SourceReader<unknown>;
-  /** The dead-letter sink's writer; null when the source has none. */
-  readonly #deadLetters: SinkWriter<DeadLetter> | null;
+  /** The dead-letter sink; null when the source has none. */
+  readonly #deadLetters: DeadLetterDriver | null;
   readonly #deadLetterName: string;
 
   /**
@@ -58,19 +96,29 @@ export class SourceOperator extends AbstractStreamOperator {
           'entries, but the source no longer names a deadLetter sink',
       );
     }
-    let writer: SinkWriter<DeadLetter> | null = null;
+    let driver: DeadLetterDriver | null = null;
     try {
-      writer = sink
-        ? sink.createWriter({ ...sinkContext(deadLetterState), operatorName: this.#deadLetterName })
-        : null;
+      if (sink && isCommittingSink(sink)) {
+        const sinkCtx = { ...sinkContext(deadLetterState), operatorName: this.#deadLetterName };
+        driver = committingDriver(
+          new CommittingSinkOperator(nodeId, this.#deadLetterName, uid, sinkCtx, sink, sinkCtx),
+        );
+      } else if (sink) {
+        driver = legacyDriver(
+          (sink as Sink<DeadLetter>).createWriter({
+            ...sinkContext(deadLetterState),
+            operatorName: this.#deadLetterName,
+          }),
+        );
+      }
     } catch (e) {
       throw userCodeError(this.#deadLetterName, e);
     }
-    this.#deadLetters = writer;
+    this.#deadLetters = driver;
     const readerCtx: DeadLetterSourceContext = {
       ...ctx,
       restoredState: own,
-      deadLetters: writer ? { collect: (d) => writer.write(d) } : undefined,
+      deadLetters: driver ? { collect: (d) => driver.write(d) } : undefined,
     };
     this.reader = source.createReader(readerCtx);
   }
@@ -90,29 +138,44 @@ export class SourceOperator extends AbstractStreamOperator {
    * the task emits the barrier: the dead letters of the records before the barrier are sealed
    * with the positions after them.
    */
-  override snapshotState(
-    checkpointId: number,
-  ): OperatorSnapshot & { readonly operatorState: readonly unknown[] } {
+  override snapshotState(checkpointId: number): OperatorSnapshot {
     const entries = [...this.reader.snapshotState(checkpointId)];
-    if (this.#deadLetters) {
-      let sealed: unknown[];
-      try {
-        sealed = this.#deadLetters.preCommit?.(checkpointId) ?? [];
-      } catch (e) {
-        throw userCodeError(this.#deadLetterName, e);
-      }
-      for (const s of sealed) entries.push({ deadLetterSinkState: s } satisfies DeadLetterStateEntry);
+    if (!this.#deadLetters) return { operatorState: entries, keyedState: undefined };
+    let sealed: readonly unknown[] | Promise<readonly unknown[]>;
+    try {
+      sealed = this.#deadLetters.snapshot(checkpointId);
+    } catch (e) {
+      throw userCodeError(this.#deadLetterName, e);
     }
-    return { operatorState: entries, keyedState: undefined };
+    const withDeadLetters = (states: readonly unknown[]) => [
+      ...entries,
+      ...states.map((s) => ({ deadLetterSinkState: s }) satisfies DeadLetterStateEntry),
+    ];
+    return {
+      operatorState: Array.isArray(sealed)
+        ? withDeadLetters(sealed)
+        : Promise.resolve(sealed).then(withDeadLetters),
+      keyedState: undefined,
+    };
+  }
+  /** A committing dead-letter sink's asynchronous failures fail this task. */
+  bindAsyncFailure(fail: (error: unknown) => void): void {
+    this.#deadLetters?.committing?.bindAsyncFailure(fail);
+  }
+  override open(): void {
+    this.#deadLetters?.committing?.open();
+  }
+  drain(): Promise<void> {
+    return this.#deadLetters?.committing?.drain() ?? Promise.resolve();
   }
   override finish(): void {
-    this.#deadLetters?.finish?.();
+    this.#deadLetters?.finish();
   }
   override notifyCheckpointComplete(checkpointId: number): void {
-    this.#deadLetters?.notifyCheckpointComplete?.(checkpointId);
+    this.#deadLetters?.complete(checkpointId);
   }
   override notifyCheckpointAborted(checkpointId: number): void {
-    this.#deadLetters?.notifyCheckpointAborted?.(checkpointId);
+    this.#deadLetters?.aborted(checkpointId);
   }
   override counters(): Readonly<Record<string, number>> | undefined {
     return this.reader.metrics?.();
@@ -121,7 +184,7 @@ export class SourceOperator extends AbstractStreamOperator {
     try {
       this.reader.close?.();
     } finally {
-      this.#deadLetters?.close?.();
+      this.#deadLetters?.close();
     }
   }
 }

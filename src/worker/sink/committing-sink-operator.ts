@@ -235,6 +235,11 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
 
   override notifyCheckpointComplete(checkpointId: number): void {
     this.#dispatch({ kind: 'checkpoint-complete', checkpointId });
+    try {
+      this.#writer.notifyCheckpointComplete?.(checkpointId);
+    } catch (e) {
+      throw userCodeError(this.name, e);
+    }
   }
 
   // Aborted checkpoints need nothing: their committables stay pending and are committed with

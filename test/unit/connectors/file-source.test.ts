@@ -379,7 +379,7 @@ const sinkContext = (
 });
 
 describe('SourceOperator with a dead-letter sink', () => {
-  it('drives the sink with the source and keeps its entries apart in the snapshot', () => {
+  it('drives the sink with the source and keeps its entries apart in the snapshot', async () => {
     const p = write('d.jsonl', '1\nx\n2\n');
     const { sink, calls, written } = recordingSink();
     const src = file({ path: p, format: 'jsonl', onError: 'skip', deadLetter: sink });
@@ -399,7 +399,7 @@ describe('SourceOperator with a dead-letter sink', () => {
     expect(written).toEqual([
       { file: p, line: 2, reason: expect.stringMatching(/^invalid JSON/), text: 'x' },
     ]);
-    const snap = op.snapshotState(7);
+    const snap = { operatorState: await op.snapshotState(7).operatorState };
     expect(snap.operatorState).toEqual([
       { file: p, offset: 6, line: 3 },
       { deadLetterSinkState: 'sealed-7' },
@@ -428,7 +428,7 @@ describe('SourceOperator with a dead-letter sink', () => {
     expect(op2.poll(10).state).toBe('end');
   });
 
-  it('dead letters go through a transactional file sink exactly once across a restore', () => {
+  it('dead letters go through a transactional file sink exactly once across a restore', async () => {
     const p = write('e.jsonl', 'bad1\n1\nbad2\n2\nbad3\n');
     const dlDir = join(dir, 'dead');
     const mk = (restored?: readonly unknown[], id?: number) =>
@@ -448,17 +448,20 @@ describe('SourceOperator with a dead-letter sink', () => {
         (r) => sinkContext(r, 'exactly-once', id),
       );
     const op = mk();
+    op.open();
     op.poll(2); // bad1, 1, bad2, 2 consumed (two records emitted)
-    const snap = op.snapshotState(1); // seals bad1 and bad2
+    const snap = await op.snapshotState(1).operatorState; // seals bad1 and bad2
     op.poll(10); // bad3 into a new in-progress part
     // failure before checkpoint 1's notification: restore from checkpoint 1
-    const op2 = mk(snap.operatorState, 1);
+    const op2 = mk(snap, 1);
+    op2.open(); // commits the restored dead letters (bad1, bad2) again
     while (op2.poll(10).state === 'more');
     op2.finish();
-    const snap2 = op2.snapshotState(2);
+    const snap2 = await op2.snapshotState(2).operatorState;
     op2.notifyCheckpointComplete(2);
+    await op2.drain();
     op2.close();
-    expect(snap2.operatorState.filter((e) => 'deadLetterSinkState' in (e as object))).toHaveLength(1);
+    expect(snap2.filter((e) => 'deadLetterSinkState' in (e as object))).toHaveLength(1);
     const files = readdirSync(dlDir);
     expect(files.every((f) => f.endsWith('.jsonl') && !f.startsWith('.'))).toBe(true);
     const lines = files
