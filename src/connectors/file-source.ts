@@ -38,8 +38,8 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
-import type { Collector } from '../api/functions.js';
 import type { CommittingSink } from '../api/committing-sink.js';
+import type { Collector } from '../api/functions.js';
 import type { PollResult, Sink, SourceReader } from '../api/source.js';
 import { FileSourceError, InvalidOptionError, MalformedRecordError } from '../errors.js';
 import type { DeadLetter, DeadLetterSource, DeadLetterSourceContext } from './dead-letter.js';
