@@ -221,7 +221,7 @@ export class StreamTask implements BarrierHandlerActions {
       await this.#endOfInput();
       if (this.#o.checkpointing) await this.#awaitFinalCommit();
       await Promise.all(this.#asyncParts);
-      await this.#drainOperators();
+      await this.#settleOperators();
     } finally {
       for (const op of chain.operators) {
         try {
@@ -402,8 +402,8 @@ export class StreamTask implements BarrierHandlerActions {
    * Waits for the operators' asynchronous work (a committing sink's last commits) while still
    * serving commands: a cancel or an asynchronous failure ends the wait.
    */
-  async #drainOperators(): Promise<void> {
-    const drains = this.#o.chain.operators.flatMap((op) => (op.drain ? [op.drain()] : []));
+  async #settleOperators(): Promise<void> {
+    const drains = this.#o.chain.operators.flatMap((op) => (op.settle ? [op.settle()] : []));
     if (drains.length === 0) return;
     let done = false;
     void Promise.all(drains).then(

@@ -184,7 +184,9 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
     this.#throwIfFailed();
   }
 
-  override snapshotState(checkpointId: number): OperatorSnapshot {
+  override snapshotState(
+    checkpointId: number,
+  ): OperatorSnapshot & { readonly operatorState: readonly unknown[] } {
     const pending = this.#queue.pending();
     if (!this.backend) {
       const entries: StoredRecord[] = pending.map((r) => ({ s: r.seq, v: r.input, t: r.timestamp ?? null }));

@@ -165,8 +165,8 @@ export class SourceOperator extends AbstractStreamOperator {
   override open(): void {
     this.#deadLetters?.committing?.open();
   }
-  drain(): Promise<void> {
-    return this.#deadLetters?.committing?.drain() ?? Promise.resolve();
+  settle(): Promise<void> {
+    return this.#deadLetters?.committing?.settle() ?? Promise.resolve();
   }
   override finish(): void {
     this.#deadLetters?.finish();

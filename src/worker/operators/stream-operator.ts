@@ -99,7 +99,7 @@ export interface StreamOperator {
    * finished (a sink's last commits); rejects with the failure. Awaited after end of input (and
    * after the final checkpoint completed).
    */
-  drain?(): Promise<void>;
+  settle?(): Promise<void>;
 }
 
 /** The base most operators extend: no state, no-op lifecycle. */

@@ -9,7 +9,7 @@
  * part awaits before it acknowledges: a slow pre-commit delays that checkpoint's
  * acknowledgement, never the task loop. Failures that surface outside a call from the task (a
  * pre-commit rejection, a commit that used up its retries) go to the handler the task binds with
- * `bindAsyncFailure`, which fails the task. `drain()` lets the task wait, at the end, until every
+ * `bindAsyncFailure`, which fails the task. `settle()` lets the task wait, at the end, until every
  * commit that can run has succeeded.
  *
  * Operator state: one entry per writer subtask ({@link CommittablesStateEntry}), so that
@@ -91,7 +91,7 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   #failure: unknown;
   #failTask: (e: unknown) => void = () => {};
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
-  readonly #drainWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
+  readonly #settleWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
   #commits = 0;
   #commitRetries = 0;
   /** Settles when `close()`'s teardown steps have run (tests and harnesses await it). */
@@ -272,10 +272,10 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   }
 
   /** Resolves once nothing that can be committed is left; rejects with the task's failure. */
-  drain(): Promise<void> {
+  settle(): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     if (idle(this.#ledger) && this.#sealing.size === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => this.#drainWaiters.push({ resolve, reject }));
+    return new Promise((resolve, reject) => this.#settleWaiters.push({ resolve, reject }));
   }
 
   override counters(): Readonly<Record<string, number>> {
@@ -310,8 +310,8 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     const { next, effects } = step(this.#ledger, event, this.#policy);
     this.#ledger = next;
     for (const effect of effects) this.#apply(effect);
-    if (this.#drainWaiters.length > 0 && idle(this.#ledger) && this.#sealing.size === 0) {
-      for (const w of this.#drainWaiters.splice(0)) w.resolve();
+    if (this.#settleWaiters.length > 0 && idle(this.#ledger) && this.#sealing.size === 0) {
+      for (const w of this.#settleWaiters.splice(0)) w.resolve();
     }
   }
 
@@ -376,7 +376,7 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   #fail(error: unknown): void {
     if (this.#failure !== undefined || this.#closed) return;
     this.#failure = error;
-    for (const w of this.#drainWaiters.splice(0)) w.reject(error);
+    for (const w of this.#settleWaiters.splice(0)) w.reject(error);
     this.#failTask(error);
   }
 }

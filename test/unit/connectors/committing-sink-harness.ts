@@ -69,7 +69,7 @@ export class SinkHarness<T> {
   /** Checkpoint `checkpointId` completed; resolves once the commits it allows have succeeded. */
   async complete(checkpointId: number): Promise<void> {
     this.op.notifyCheckpointComplete(checkpointId);
-    await this.op.drain();
+    await this.op.settle();
   }
 
   finish(): void {
@@ -78,7 +78,7 @@ export class SinkHarness<T> {
 
   /** Resolves once nothing committable is left (restored committables included). */
   drain(): Promise<void> {
-    return this.op.drain();
+    return this.op.settle();
   }
 
   async close(): Promise<void> {

@@ -459,7 +459,7 @@ describe('SourceOperator with a dead-letter sink', () => {
     op2.finish();
     const snap2 = await op2.snapshotState(2).operatorState;
     op2.notifyCheckpointComplete(2);
-    await op2.drain();
+    await op2.settle();
     op2.close();
     expect(snap2.filter((e) => 'deadLetterSinkState' in (e as object))).toHaveLength(1);
     const files = readdirSync(dlDir);
