@@ -641,3 +641,71 @@ export class ValueNotSerializableError extends WeirError {
     this.state = options?.state;
   }
 }
+
+// ---------- broker and database connectors (src/connectors) ----------
+
+/** A JetStream source cannot read: connection failure, a lost consumer, or an undecodable payload. */
+export class JetStreamSourceError extends WeirError {
+  readonly code = 'ERR_WEIR_JETSTREAM_SOURCE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly where: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`jetstream source: ${where}: ${reason}`, options);
+  }
+}
+
+/** The JetStream stream a connector names does not exist (connectors never create streams). */
+export class JetStreamStreamNotFoundError extends WeirError {
+  readonly code = 'ERR_WEIR_JETSTREAM_STREAM_NOT_FOUND';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly stream: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `JetStream stream "${stream}" does not exist; create it first (e.g. nats stream add ${stream})`,
+      options,
+    );
+  }
+}
+
+/** A PostgreSQL sink cannot write or commit (connection, SQL error, a row it cannot map). */
+export class PostgresSinkError extends WeirError {
+  readonly code = 'ERR_WEIR_POSTGRES_SINK';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly table: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`postgres sink: table "${table}": ${reason}`, options);
+  }
+}
+
+/** The table a PostgreSQL sink writes does not exist (created only with `createTable: true`). */
+export class PostgresTableNotFoundError extends WeirError {
+  readonly code = 'ERR_WEIR_POSTGRES_TABLE_NOT_FOUND';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly table: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`PostgreSQL table "${table}" does not exist; create it, or pass createTable: true`, options);
+  }
+}
+
+/** A JetStream sink cannot publish (connection failure, no stream captures the subject, encoding). */
+export class JetStreamSinkError extends WeirError {
+  readonly code = 'ERR_WEIR_JETSTREAM_SINK';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly subject: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`jetstream sink: subject "${subject}": ${reason}`, options);
+  }
+}

@@ -1,5 +1,6 @@
 // Built-in connectors, exposed as the `sources` and `sinks` namespaces.
 
+export type { JetStreamFormat, JetStreamRecord, JetStreamSourceOptions } from './jetstream-source.js';
 export type { LogSinkOptions } from './log-sink.js';
 export type { LogSourceOptions } from './log-source.js';
 export * as sinks from './sinks.js';

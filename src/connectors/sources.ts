@@ -1,3 +1,4 @@
 export { file } from './file-source.js';
+export { jetstreamSource as jetstream } from './jetstream-source.js';
 export { log } from './log-source.js';
 export { sequence } from './sequence-source.js';

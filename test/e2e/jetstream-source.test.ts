@@ -1,0 +1,163 @@
+/**
+ * sources.jetstream against the real NATS JetStream server (127.0.0.1:4222), in real jobs
+ * (dist/, worker threads). Each test creates its own stream and deletes it afterwards.
+ * (a) bounded stream of 3 subjects -> keyed running sum -> collect, a throw after a checkpoint:
+ *     exact at p=1 and p=2 (subjects split over subtasks);
+ * (b) cancelled at p=2 after a checkpoint, restored at p=3 from the latest checkpoint: exact,
+ *     and the second run emitted only what the restored positions left;
+ * (c) a missing stream is a typed error naming it; bounded mode ends.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobOptions, startJob } from '../../dist/index.js';
+import { expectedSums, finalByKey, fixture } from './helpers.js';
+
+const SERVERS = 'nats://127.0.0.1:4222';
+const N = 30_000;
+const KEYS = 10;
+
+interface Sum {
+  key: number;
+  sum: number;
+  count: number;
+}
+
+function expectExact(sums: readonly Sum[], n: number): void {
+  expect(sums).toHaveLength(n);
+  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
+  const finals = finalByKey(sums, (s) => s.count);
+  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
+}
+
+describe('sources.jetstream end to end', () => {
+  let nc: NatsConnection;
+  const streams: string[] = [];
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    nc = await connect({ servers: SERVERS });
+  });
+  afterAll(async () => {
+    const jsm = await jetstreamManager(nc);
+    for (const s of streams) await jsm.streams.delete(s);
+    await nc.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A fresh stream holding {key, value} for value 0..N-1 on subjects <name>.0/1/2 (value mod 3). */
+  async function inputStream(): Promise<{ stream: string; subjects: string }> {
+    const stream = `weir_test_src_${process.pid}_${streams.length}_${Date.now()}`;
+    streams.push(stream);
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: stream, subjects: [`${stream}.>`] });
+    const js = jsm.jetstream();
+    const pending: Promise<unknown>[] = [];
+    for (let v = 0; v < N; v++) {
+      pending.push(js.publish(`${stream}.${v % 3}`, JSON.stringify({ key: v % KEYS, value: v })));
+      if (pending.length === 1000) await Promise.all(pending.splice(0));
+    }
+    await Promise.all(pending);
+    const info = await jsm.streams.info(stream);
+    expect(info.state.messages).toBe(N);
+    return { stream, subjects: [0, 1, 2].map((i) => `${stream}.${i}`).join(',') };
+  }
+
+  async function run(args: Record<string, string>, options: JobOptions) {
+    const restoredFrom: (number | undefined)[] = [];
+    const client = await startJob(fixture('service-pipelines.mjs'), {
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      ...options,
+      args: {
+        n: String(N),
+        keys: String(KEYS),
+        servers: SERVERS,
+        source: 'jetstream',
+        sink: 'collect',
+        ...args,
+      },
+    });
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
+    });
+    return { result: await client.done, restoredFrom };
+  }
+
+  for (const parallelism of [1, 2]) {
+    it(`(a) bounded, 3 subjects, p=${parallelism}, a throw after a checkpoint: exact`, async () => {
+      const { stream, subjects } = await inputStream();
+      const { result, restoredFrom } = await run(
+        { stream, subjects, failure: 'throw' },
+        { parallelism, checkpointing: { interval: 100, mode: 'exactly-once' } },
+      );
+      expect(result.restarts).toBe(1);
+      expect(typeof restoredFrom[0]).toBe('number');
+      expectExact(result.sinks.sums as Sum[], N);
+    });
+  }
+
+  it('(a) one split (no filter subjects): bounded mode reads the whole stream and ends', async () => {
+    const { stream } = await inputStream();
+    const { result } = await run(
+      { stream },
+      { parallelism: 2, checkpointing: { interval: 100, mode: 'exactly-once' } },
+    );
+    expect(result.restarts).toBe(0);
+    expectExact(result.sinks.sums as Sum[], N);
+  });
+
+  it('(b) cancelled at p=2 after a checkpoint, restored at p=3: every message read once', async () => {
+    const { stream, subjects } = await inputStream();
+    const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-js-'));
+    dirs.push(dir);
+    const args = {
+      n: String(N),
+      keys: String(KEYS),
+      servers: SERVERS,
+      source: 'jetstream',
+      sink: 'collect',
+      stream,
+      subjects,
+      rate: '10000',
+    };
+    const first = await startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 2,
+      args,
+      checkpointing: { interval: 100, mode: 'exactly-once', dir },
+    });
+    // cancel at the second completed checkpoint: the source has then emitted part of the stream
+    let checkpoints = 0;
+    await new Promise<void>((resolve) => {
+      first.on('checkpoint', () => {
+        if (++checkpoints === 2) void first.cancel().then(resolve);
+      });
+    });
+    await expect(first.done).rejects.toThrow(/cancelled/);
+
+    const second = await startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 3,
+      args,
+      checkpointing: { interval: 100, mode: 'exactly-once', dir },
+      restoreFrom: 'latest',
+    });
+    const result = await second.done;
+    const emitted = result.metrics.operators.find((o) => o.name === 'events')?.recordsOut ?? 0;
+    expect(emitted).toBeGreaterThan(0);
+    expect(emitted).toBeLessThan(N);
+    // The collect sink carries the committed output of the first run through the checkpoint, so
+    // the second run's result is the whole output: every (key, count) exactly once.
+    expectExact(result.sinks.sums as Sum[], N);
+  });
+
+  it('(c) a missing stream is a typed error naming it', async () => {
+    const stream = `weir_test_missing_${process.pid}_${Date.now()}`;
+    const client = await startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 1,
+      restartStrategy: { type: 'none' },
+      args: { n: '1', keys: '1', servers: SERVERS, source: 'jetstream', sink: 'collect', stream },
+    });
+    await expect(client.done).rejects.toThrow(new RegExp(`JetStream stream "${stream}" does not exist`));
+  });
+});
