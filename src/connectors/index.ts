@@ -3,5 +3,6 @@
 export type { JetStreamFormat, JetStreamRecord, JetStreamSourceOptions } from './jetstream-source.js';
 export type { LogSinkOptions } from './log-sink.js';
 export type { LogSourceOptions } from './log-source.js';
+export type { PostgresSinkOptions, PostgresTransaction } from './postgres-sink.js';
 export * as sinks from './sinks.js';
 export * as sources from './sources.js';

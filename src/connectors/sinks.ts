@@ -3,4 +3,5 @@ export { custom } from './custom-sink.js';
 export { discard } from './discard-sink.js';
 export { file } from './file-sink.js';
 export { log } from './log-sink.js';
+export { postgres } from './postgres-sink.js';
 export { stdout } from './stdout-sink.js';

@@ -1,0 +1,487 @@
+/**
+ * `sinks.postgres({ connection, table, upsertKey?, columns?, createTable?, writer?, markerTable? })`:
+ * writes records as rows of a PostgreSQL table. A committing sink (`src/api/committing-sink.ts`).
+ *
+ * Exactly-once (checkpointing `exactly-once`): the rows written since the last barrier are the
+ * checkpoint's committable (stored in the checkpoint). Once the checkpoint completed, the committer
+ * writes them in ONE transaction together with an upsert of a marker row in `weir_sink_commits`
+ * keyed by `<writer>/<nonce>/<subtask>` holding the checkpoint id: a commit that finds the marker
+ * already at or past its checkpoint does nothing, so a commit retried after a crash (also in
+ * another process after `--restore latest`) writes nothing twice. The nonce is random per writer
+ * instance and travels in the committable: a fresh start of the same job never mistakes its
+ * checkpoint 1 for an older run's. One marker row per (writer instance, subtask) remains; they are
+ * small, and may be deleted once the job that wrote them is gone.
+ *
+ * Upsert mode (`upsertKey`): `INSERT ... ON CONFLICT (upsertKey) DO UPDATE` of the other columns;
+ * the committable keeps only the last row per key (a keyed aggregate's latest value), which also
+ * bounds its size by the number of keys changed in the checkpoint interval.
+ *
+ * At-least-once (or no checkpointing): write-through. Rows are inserted in batches as they arrive
+ * (every {@link CHUNK_ROWS} rows and at every barrier, one statement at a time in order); a
+ * barrier's pre-commit resolves once every insert issued so far is done, so a checkpoint never
+ * covers rows that are not in the table. After a restart, rows after the restored checkpoint are
+ * written again (duplicates, or the same values again in upsert mode).
+ *
+ * Inserts are multi-row statements of at most {@link CHUNK_ROWS} rows (and 65535 parameters).
+ * Each writer and each committer uses one connection (a `pg.Pool` of size 1), so the database
+ * sees at most 2 connections per subtask; a slow database slows the commits, and a slow commit
+ * holds back later commits of that subtask (memory: the staged committables). Failures: a commit
+ * is retried with backoff (`commitRetry`), then the task fails and the job restarts from its
+ * latest checkpoint and commits its committables again; a database that stays down fails the job
+ * once the restart strategy gives up. Nothing is lost on the way, nothing is written twice.
+ */
+
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type {
+  CommitContext,
+  CommitRetryOptions,
+  Committer,
+  CommittingSink,
+  CommittingSinkWriter,
+} from '../api/committing-sink.js';
+import { InvalidOptionError, PostgresSinkError, PostgresTableNotFoundError } from '../errors.js';
+import { custom } from './custom-sink.js';
+
+export interface PostgresSinkOptions {
+  /** A connection string (`postgres://user@host:5432/db`) or a `pg` client configuration. */
+  readonly connection: string | pg.ClientConfig;
+  /** The target table, optionally schema-qualified (`schema.table`). Must exist unless `createTable`. */
+  readonly table: string;
+  /** Upsert on these columns (`ON CONFLICT (...) DO UPDATE`); they need a unique index. */
+  readonly upsertKey?: readonly string[];
+  /** Columns to write, from the record's fields of the same names (default: the first record's fields). */
+  readonly columns?: readonly string[];
+  /** Create the table when missing: column name -> SQL type; `upsertKey` becomes its primary key. */
+  readonly createTable?: Readonly<Record<string, string>>;
+  /** Name under which commit markers are kept (default `<table>:<operator name>`). */
+  readonly writer?: string;
+  /** The marker table (default `weir_sink_commits`; created when missing). */
+  readonly markerTable?: string;
+  readonly commitRetry?: CommitRetryOptions;
+}
+
+/** Committable of one checkpoint of one subtask. */
+export interface PostgresTransaction {
+  /** Marker row id: `<writer>/<nonce>/<subtask>`. */
+  readonly markerId: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly unknown[][];
+}
+
+/** Rows per INSERT statement (also bounded by PostgreSQL's 65535 parameters). */
+export const CHUNK_ROWS = 2000;
+const MAX_PARAMS = 65535;
+
+export function postgres<T extends Record<string, unknown>>(
+  options: PostgresSinkOptions,
+): CommittingSink<T, PostgresTransaction> {
+  const o = options ?? ({} as PostgresSinkOptions);
+  if (typeof o.connection !== 'string' && (typeof o.connection !== 'object' || o.connection === null)) {
+    throw new InvalidOptionError(
+      'sinks.postgres.connection',
+      'must be a connection string or a pg client config',
+    );
+  }
+  if (typeof o.table !== 'string' || o.table.length === 0) {
+    throw new InvalidOptionError(
+      'sinks.postgres.table',
+      `must be a non-empty string, got ${String(o.table)}`,
+    );
+  }
+  const names = (v: unknown, option: string): readonly string[] | undefined => {
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.length === 0 || v.some((c) => typeof c !== 'string' || c === '')) {
+      throw new InvalidOptionError(`sinks.postgres.${option}`, 'must be a non-empty array of column names');
+    }
+    if (new Set(v).size !== v.length)
+      throw new InvalidOptionError(`sinks.postgres.${option}`, 'names a column twice');
+    return v;
+  };
+  const upsertKey = names(o.upsertKey, 'upsertKey');
+  const columns = names(o.columns, 'columns');
+  if (upsertKey && columns && upsertKey.some((k) => !columns.includes(k))) {
+    throw new InvalidOptionError('sinks.postgres.upsertKey', 'every key column must be one of columns');
+  }
+  if (o.createTable !== undefined) {
+    const types = o.createTable;
+    if (typeof types !== 'object' || types === null || Object.keys(types).length === 0) {
+      throw new InvalidOptionError('sinks.postgres.createTable', 'must map column names to SQL types');
+    }
+    for (const k of upsertKey ?? []) {
+      if (!(k in types))
+        throw new InvalidOptionError('sinks.postgres.createTable', `has no type for key column ${k}`);
+    }
+  }
+  const table = quoteName(o.table);
+  const markerTable = quoteName(o.markerTable ?? 'weir_sink_commits');
+  const sink = custom<T, PostgresTransaction>({
+    name: 'postgres',
+    ...(o.commitRetry ? { commitRetry: o.commitRetry } : {}),
+    createWriter(ctx) {
+      const pool = newPool(o.connection, o.table);
+      const ready = prepareTable(pool, o.table, table, o.createTable, upsertKey);
+      const markerId = `${o.writer ?? `${o.table}:${ctx.operatorName}`}/${randomBytes(6).toString('hex')}/${ctx.subtaskIndex}`;
+      const shape = { table: o.table, columns, upsertKey };
+      return ctx.checkpointingMode === 'exactly-once'
+        ? new StagingWriter<T>(pool, ready, markerId, shape)
+        : new DirectWriter<T>(pool, ready, table, shape);
+    },
+    createCommitter(): Committer<PostgresTransaction> {
+      // Connected lazily: under at-least-once nothing is staged and nothing committed.
+      let pool: pg.Pool | null = null;
+      let markers: Promise<void> | null = null;
+      return {
+        async commit(tx, cctx) {
+          pool ??= newPool(o.connection, o.table);
+          markers ??= createMarkerTable(pool, markerTable);
+          const p = pool;
+          await markers.catch((error: unknown) => {
+            markers = null;
+            throw error;
+          });
+          await commitTransaction(p, table, markerTable, o.table, tx, cctx, upsertKey);
+        },
+        async close() {
+          await pool?.end();
+        },
+      };
+    },
+  });
+  return { ...sink, type: 'postgres' };
+}
+
+/** `a.b` -> `"a"."b"`, with embedded quotes doubled. */
+export function quoteName(name: string): string {
+  return name
+    .split('.')
+    .map((part) => `"${part.replaceAll('"', '""')}"`)
+    .join('.');
+}
+
+/**
+ * A multi-row INSERT of `rows` (one statement; the caller chunks), with `ON CONFLICT (key) DO
+ * UPDATE` of the other columns in upsert mode (`DO NOTHING` when every column is a key).
+ */
+export function insertStatement(
+  table: string,
+  columns: readonly string[],
+  rowCount: number,
+  upsertKey: readonly string[] | undefined,
+): string {
+  const cols = columns.map(quoteName).join(', ');
+  const values: string[] = [];
+  let p = 1;
+  for (let r = 0; r < rowCount; r++) {
+    const row: string[] = [];
+    for (let c = 0; c < columns.length; c++) row.push(`$${p++}`);
+    values.push(`(${row.join(', ')})`);
+  }
+  let sql = `INSERT INTO ${table} (${cols}) VALUES ${values.join(', ')}`;
+  if (upsertKey !== undefined) {
+    const rest = columns.filter((c) => !upsertKey.includes(c));
+    sql += ` ON CONFLICT (${upsertKey.map(quoteName).join(', ')}) DO `;
+    sql +=
+      rest.length === 0
+        ? 'NOTHING'
+        : `UPDATE SET ${rest.map((c) => `${quoteName(c)} = EXCLUDED.${quoteName(c)}`).join(', ')}`;
+  }
+  return sql;
+}
+
+/** Rows per statement for `columnCount` columns: {@link CHUNK_ROWS}, or fewer to stay under 65535 parameters. */
+export function rowsPerStatement(columnCount: number): number {
+  return Math.max(1, Math.min(CHUNK_ROWS, Math.floor(MAX_PARAMS / columnCount)));
+}
+
+/** Keeps the last row of every key (upsert mode: one statement may not update a row twice). */
+export function lastPerKey(
+  columns: readonly string[],
+  rows: unknown[][],
+  key: readonly string[],
+): unknown[][] {
+  const idx = key.map((k) => columns.indexOf(k));
+  const byKey = new Map<string, unknown[]>();
+  for (const row of rows) {
+    const k = idx.length === 1 ? String(row[idx[0]]) : JSON.stringify(idx.map((i) => row[i]));
+    byKey.delete(k); // re-insert: keep the order of last writes
+    byKey.set(k, row);
+  }
+  return [...byKey.values()];
+}
+
+async function insertRows(
+  client: pg.Pool | pg.PoolClient,
+  table: string,
+  columns: readonly string[],
+  rows: readonly unknown[][],
+  upsertKey: readonly string[] | undefined,
+): Promise<void> {
+  const per = rowsPerStatement(columns.length);
+  for (let i = 0; i < rows.length; i += per) {
+    const chunk = rows.slice(i, i + per);
+    await client.query(insertStatement(table, columns, chunk.length, upsertKey), chunk.flat());
+  }
+}
+
+function newPool(connection: string | pg.ClientConfig, table: string): pg.Pool {
+  const pool = new pg.Pool({
+    ...(typeof connection === 'string' ? { connectionString: connection } : connection),
+    max: 1,
+  });
+  // An idle connection that breaks emits 'error' on the pool; unhandled, it would crash the
+  // process. The next query reconnects (and fails, and is retried, if the database is down).
+  pool.on('error', (error) => {
+    console.warn(`weir: sinks.postgres (${table}): idle connection failed:`, error.message);
+  });
+  return pool;
+}
+
+/** PostgreSQL error code, if any. */
+function pgCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined;
+}
+
+function sinkError(table: string, what: string, error: unknown): Error {
+  if (error instanceof PostgresTableNotFoundError || error instanceof PostgresSinkError) return error;
+  if (pgCode(error) === '42P01') return new PostgresTableNotFoundError(table, { cause: error });
+  return new PostgresSinkError(table, `${what}: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}
+
+/** Checks the table exists (creating it with `createTable`); a missing one is a typed error naming it. */
+async function prepareTable(
+  pool: pg.Pool,
+  name: string,
+  quoted: string,
+  createTable: Readonly<Record<string, string>> | undefined,
+  upsertKey: readonly string[] | undefined,
+): Promise<void> {
+  try {
+    if (createTable !== undefined) {
+      const cols = Object.entries(createTable).map(([c, type]) => `${quoteName(c)} ${type}`);
+      if (upsertKey) cols.push(`PRIMARY KEY (${upsertKey.map(quoteName).join(', ')})`);
+      await createIfMissing(pool, `CREATE TABLE IF NOT EXISTS ${quoted} (${cols.join(', ')})`);
+    }
+    const r = await pool.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [quoted]);
+    if (r.rows[0]?.t == null) throw new PostgresTableNotFoundError(name);
+  } catch (error) {
+    throw sinkError(name, 'checking the table', error);
+  }
+}
+
+/** `CREATE ... IF NOT EXISTS` is not safe under concurrency: a lost race is a unique violation. */
+async function createIfMissing(pool: pg.Pool, sql: string): Promise<void> {
+  try {
+    await pool.query(sql);
+  } catch (error) {
+    const code = pgCode(error);
+    if (code !== '23505' && code !== '42P07') throw error;
+  }
+}
+
+function createMarkerTable(pool: pg.Pool, markerTable: string): Promise<void> {
+  return createIfMissing(
+    pool,
+    `CREATE TABLE IF NOT EXISTS ${markerTable} (sink_id text PRIMARY KEY, checkpoint_id bigint NOT NULL, ` +
+      'committed_at timestamptz NOT NULL DEFAULT now())',
+  );
+}
+
+/**
+ * Commits one checkpoint's rows and its marker in one transaction, unless the marker shows it
+ * committed already. The marker row is locked (`FOR UPDATE`) so that two committers that share a
+ * marker (never in normal operation) serialise.
+ */
+async function commitTransaction(
+  pool: pg.Pool,
+  table: string,
+  markerTable: string,
+  tableName: string,
+  tx: PostgresTransaction,
+  ctx: CommitContext,
+  upsertKey: readonly string[] | undefined,
+): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw sinkError(tableName, `connecting to commit checkpoint ${ctx.checkpointId}`, error);
+  }
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const m = await client.query<{ checkpoint_id: string }>(
+      `SELECT checkpoint_id FROM ${markerTable} WHERE sink_id = $1 FOR UPDATE`,
+      [tx.markerId],
+    );
+    if (m.rows.length > 0 && Number(m.rows[0].checkpoint_id) >= ctx.checkpointId) {
+      await client.query('ROLLBACK');
+      return;
+    }
+    await insertRows(client, table, tx.columns, tx.rows, upsertKey);
+    await client.query(
+      `INSERT INTO ${markerTable} (sink_id, checkpoint_id) VALUES ($1, $2) ` +
+        'ON CONFLICT (sink_id) DO UPDATE SET checkpoint_id = EXCLUDED.checkpoint_id, committed_at = now()',
+      [tx.markerId, ctx.checkpointId],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      // The connection is gone: the server rolls the transaction back when it notices.
+      broken = true;
+      console.warn(`weir: sinks.postgres (${tableName}): rollback failed:`, rollbackError);
+    });
+    throw sinkError(tableName, `committing checkpoint ${ctx.checkpointId}`, error);
+  } finally {
+    client.release(broken);
+  }
+}
+
+interface TableShape {
+  readonly table: string;
+  readonly columns: readonly string[] | undefined;
+  readonly upsertKey: readonly string[] | undefined;
+}
+
+/** Turns records into rows of the sink's columns (the first record's fields when not configured). */
+class RowMapper {
+  columns: readonly string[] | undefined;
+  readonly #derived: boolean;
+  constructor(readonly shape: TableShape) {
+    this.columns = shape.columns;
+    this.#derived = shape.columns === undefined;
+  }
+
+  row(record: Record<string, unknown>): unknown[] {
+    if (typeof record !== 'object' || record === null) {
+      throw new PostgresSinkError(
+        this.shape.table,
+        `a record must be an object with the columns as fields, got ${typeof record}`,
+      );
+    }
+    if (this.columns === undefined) {
+      this.columns = Object.keys(record);
+      if (this.shape.upsertKey?.some((k) => !this.columns!.includes(k))) {
+        throw new PostgresSinkError(this.shape.table, `the records have no field for every upsertKey column`);
+      }
+    }
+    const cols = this.columns;
+    if (this.#derived && Object.keys(record).length !== cols.length) {
+      throw new PostgresSinkError(
+        this.shape.table,
+        `record fields ${JSON.stringify(Object.keys(record))} differ from the columns ${JSON.stringify(cols)} ` +
+          'taken from the first record; pass columns to choose them',
+      );
+    }
+    const out = new Array<unknown>(cols.length);
+    for (let i = 0; i < cols.length; i++) out[i] = record[cols[i]] ?? null;
+    return out;
+  }
+}
+
+/** Exactly-once: rows wait in memory until the barrier, then travel in the checkpoint. */
+class StagingWriter<T extends Record<string, unknown>>
+  implements CommittingSinkWriter<T, PostgresTransaction>
+{
+  #rows: unknown[][] = [];
+  readonly #mapper: RowMapper;
+  /** The table check, then the end of the pool it used; awaited by every pre-commit. */
+  #checked: Promise<void> | null = null;
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly ready: Promise<void>,
+    readonly markerId: string,
+    readonly shape: TableShape,
+  ) {
+    this.#mapper = new RowMapper(shape);
+    // Observed by preCommit; this keeps an early failure from being an unhandled rejection.
+    ready.catch(() => undefined);
+  }
+
+  write(record: T): void {
+    this.#rows.push(this.#mapper.row(record));
+  }
+
+  async preCommit(): Promise<PostgresTransaction | undefined> {
+    let rows = this.#rows;
+    this.#rows = [];
+    this.#checked ??= this.ready.then(() => this.pool.end());
+    await this.#checked;
+    if (rows.length === 0) return undefined;
+    const columns = this.#mapper.columns!;
+    if (this.shape.upsertKey) rows = lastPerKey(columns, rows, this.shape.upsertKey);
+    return { markerId: this.markerId, columns, rows };
+  }
+
+  async close(): Promise<void> {
+    if (this.#checked === null) await this.pool.end();
+    else await this.#checked.catch(() => undefined);
+  }
+}
+
+/** At-least-once / no checkpointing: inserts in order as rows arrive. */
+class DirectWriter<T extends Record<string, unknown>>
+  implements CommittingSinkWriter<T, PostgresTransaction>
+{
+  #rows: unknown[][] = [];
+  readonly #mapper: RowMapper;
+  #chain: Promise<void>;
+  #failure: unknown;
+
+  constructor(
+    readonly pool: pg.Pool,
+    ready: Promise<void>,
+    readonly table: string,
+    readonly shape: TableShape,
+  ) {
+    this.#mapper = new RowMapper(shape);
+    this.#chain = ready.catch((error: unknown) => {
+      this.#failure ??= error;
+    });
+  }
+
+  write(record: T): void {
+    this.#check();
+    this.#rows.push(this.#mapper.row(record));
+    if (this.#rows.length >= CHUNK_ROWS) this.#flush();
+  }
+
+  async preCommit(): Promise<undefined> {
+    this.#flush();
+    await this.#chain;
+    this.#check();
+    return undefined;
+  }
+
+  finish(): void {
+    this.#flush();
+  }
+
+  async close(): Promise<void> {
+    await this.#chain;
+    await this.pool.end();
+  }
+
+  #check(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  #flush(): void {
+    if (this.#rows.length === 0) return;
+    let rows = this.#rows;
+    this.#rows = [];
+    const columns = this.#mapper.columns!;
+    if (this.shape.upsertKey) rows = lastPerKey(columns, rows, this.shape.upsertKey);
+    this.#chain = this.#chain.then(async () => {
+      if (this.#failure !== undefined) return;
+      try {
+        await insertRows(this.pool, this.table, columns, rows, this.shape.upsertKey);
+      } catch (error) {
+        this.#failure ??= sinkError(this.shape.table, 'inserting', error);
+      }
+    });
+  }
+}

@@ -1,0 +1,256 @@
+/**
+ * sinks.postgres against the real PostgreSQL server (postgres://root@127.0.0.1:5432/test), in real
+ * jobs (dist/, worker threads) and a `weir run` process. Each test creates its own tables and
+ * drops them (and its marker rows) afterwards.
+ * (a) sequence -> keyed running sum -> postgres (plain INSERT), exactly-once, a throw after a
+ *     checkpoint: every (key, count) row exactly once, final sums exact, at p=1 and p=2;
+ * (b) the same in upsert mode: one row per key holding the exact final sum and count;
+ * (c) a commit repeated with the same committable (a crash between commit and its
+ *     acknowledgement) writes nothing the second time: the marker row;
+ * (d) `weir run` killed with SIGKILL after checkpoints completed, rerun with --restore latest:
+ *     rows exact;
+ * (e) a missing table is a typed error naming it; at-least-once writes through, nothing missing.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobOptions, sinks, startJob } from '../../dist/index.js';
+import { expectedSums, finalByKey, fixture } from './helpers.js';
+
+const CONNECTION = 'postgres://root@127.0.0.1:5432/test';
+const N = 30_000;
+const KEYS = 10;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Sum {
+  key: number;
+  sum: number;
+  count: number;
+}
+
+function expectExact(sums: readonly Sum[], n: number): void {
+  expect(sums).toHaveLength(n);
+  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
+  const finals = finalByKey(sums, (s) => s.count);
+  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
+}
+
+describe('sinks.postgres end to end', () => {
+  const db = new pg.Pool({ connectionString: CONNECTION, max: 2 });
+  const tables: string[] = [];
+  const dirs: string[] = [];
+  let seq = 0;
+  beforeAll(async () => {
+    await db.query('SELECT 1');
+  });
+  afterAll(async () => {
+    for (const t of tables) {
+      await db.query(`DROP TABLE IF EXISTS ${t}`);
+      await db
+        .query('DELETE FROM weir_sink_commits WHERE sink_id LIKE $1', [`${t}:%`])
+        .catch(() => undefined);
+    }
+    await db.end();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function table(upsert: boolean): Promise<string> {
+    const name = `weir_test_pg_${process.pid}_${seq++}_${Date.now()}`;
+    tables.push(name);
+    await db.query(
+      `CREATE TABLE ${name} (key integer NOT NULL, sum bigint NOT NULL, count integer NOT NULL${upsert ? ', PRIMARY KEY (key)' : ''})`,
+    );
+    return name;
+  }
+
+  async function rows(name: string): Promise<Sum[]> {
+    const r = await db.query<{ key: number; sum: string; count: number }>(
+      `SELECT key, sum, count FROM ${name}`,
+    );
+    return r.rows.map((x) => ({ key: x.key, sum: Number(x.sum), count: x.count }));
+  }
+
+  async function run(args: Record<string, string>, options: JobOptions) {
+    const restoredFrom: (number | undefined)[] = [];
+    const client = await startJob(fixture('service-pipelines.mjs'), {
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      ...options,
+      args: {
+        n: String(N),
+        keys: String(KEYS),
+        source: 'sequence',
+        sink: 'postgres',
+        connection: CONNECTION,
+        ...args,
+      },
+    });
+    client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
+      if (e.attempt > 0) restoredFrom.push(e.restoredFrom);
+    });
+    return { result: await client.done, restoredFrom };
+  }
+
+  for (const parallelism of [1, 2]) {
+    it(`(a) exactly-once INSERT, p=${parallelism}, a throw after a checkpoint: every row once`, async () => {
+      const name = await table(false);
+      const { result, restoredFrom } = await run(
+        { table: name, failure: 'throw' },
+        { parallelism, checkpointing: { interval: 100, mode: 'exactly-once' } },
+      );
+      expect(result.restarts).toBe(1);
+      expect(typeof restoredFrom[0]).toBe('number');
+      expectExact(await rows(name), N);
+    });
+  }
+
+  it('(b) exactly-once upsert, p=2, a throw after a checkpoint: one exact row per key', async () => {
+    const name = await table(true);
+    const { result } = await run(
+      { table: name, failure: 'throw', upsert: '1' },
+      { parallelism: 2, checkpointing: { interval: 100, mode: 'exactly-once' } },
+    );
+    expect(result.restarts).toBe(1);
+    const got = (await rows(name)).sort((a, b) => a.key - b.key);
+    expect(got).toEqual(
+      [...expectedSums(N, KEYS)].map(([key, e]) => ({ key, ...e })).sort((a, b) => a.key - b.key),
+    );
+  });
+
+  it('(c) a repeated commit of the same committable writes nothing twice', async () => {
+    const name = await table(false);
+    const sink = sinks.postgres({ connection: CONNECTION, table: name });
+    const wctx = {
+      subtaskIndex: 0,
+      parallelism: 1,
+      attempt: 0,
+      operatorName: 'pg',
+      checkpointingMode: 'exactly-once' as const,
+      restoredCheckpointId: undefined,
+      sinkName: 'postgres',
+    };
+    const writer = sink.createWriter(wctx);
+    for (let i = 0; i < 5; i++) writer.write({ key: i, sum: i, count: 1 });
+    const tx = await writer.preCommit(7);
+    expect(tx).toBeDefined();
+    await writer.close?.();
+    const committer = sink.createCommitter(wctx);
+    const cctx = { checkpointId: 7, subtaskIndex: 0, retry: 0, restored: false, sinkName: 'postgres' };
+    await committer.commit(tx!, cctx);
+    await committer.commit(tx!, { ...cctx, retry: 1 });
+    // and again from a new committer (a new process after --restore), as a restored commit
+    const again = sink.createCommitter(wctx);
+    await again.commit(tx!, { ...cctx, restored: true });
+    await committer.close?.();
+    await again.close?.();
+    expect((await rows(name)).map((r) => r.key).sort()).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('(d) weir run killed with SIGKILL, then --restore latest: rows exact', async () => {
+    const name = await table(false);
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-pg-kill-'));
+    dirs.push(dir);
+    const args = ['run', path.join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
+    args.push('--checkpoint-interval', '100', '--checkpoint-dir', path.join(dir, 'ckpt'), '--verbose');
+    for (const [k, v] of Object.entries({
+      n: String(N),
+      keys: String(KEYS),
+      source: 'sequence',
+      sink: 'postgres',
+      connection: CONNECTION,
+      table: name,
+      rate: '5000',
+    }))
+      args.push('--arg', `${k}=${v}`);
+    const first = weir(args);
+    // wait until some rows were committed, and a checkpoint more, then kill without warning
+    // Kill once some rows were committed (each completed checkpoint is a chance to look).
+    while ((await rows(name)).length === 0) {
+      expect(first.child.exitCode).toBe(null);
+      await first.next();
+    }
+    first.child.kill('SIGKILL');
+    expect(await first.exit).toBe(null);
+    const before = (await rows(name)).length;
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(N);
+
+    const second = weir([...args, '--restore', 'latest']);
+    expect(await second.exit).toBe(0);
+    expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+    expectExact(await rows(name), N);
+  });
+
+  it('(e) a missing table is a typed error naming it', async () => {
+    const name = `weir_test_pg_missing_${process.pid}_${Date.now()}`;
+    const client = await startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 1,
+      restartStrategy: { type: 'none' },
+      checkpointing: { interval: 100, mode: 'exactly-once' },
+      args: {
+        n: '100',
+        keys: '3',
+        source: 'sequence',
+        sink: 'postgres',
+        connection: CONNECTION,
+        table: name,
+      },
+    });
+    await expect(client.done).rejects.toThrow(new RegExp(`PostgreSQL table "${name}" does not exist`));
+  });
+
+  it('(e) at-least-once writes through: a throw after a checkpoint loses nothing', async () => {
+    const name = await table(false);
+    const { result } = await run(
+      { table: name, failure: 'throw' },
+      { parallelism: 2, checkpointing: { interval: 100, mode: 'at-least-once' } },
+    );
+    expect(result.restarts).toBe(1);
+    const got = await rows(name);
+    expect(got.length).toBeGreaterThanOrEqual(N);
+    const seen = new Set(got.map((s) => `${s.key}/${s.count}`));
+    for (const [key, e] of expectedSums(N, KEYS))
+      for (let c = 1; c <= e.count; c++) expect(seen.has(`${key}/${c}`)).toBe(true);
+  });
+});
+
+interface Run {
+  readonly child: ChildProcess;
+  stderr: string;
+  readonly exit: Promise<number | null>;
+  /** Resolves when stderr matches `pattern` (now or later). */
+  waitFor(pattern: RegExp): Promise<void>;
+  /** Resolves at the next chunk of stderr. */
+  next(): Promise<void>;
+}
+
+function weir(args: string[]): Run {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/weir.js'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let listeners: (() => void)[] = [];
+  const run: Run = {
+    child,
+    stderr: '',
+    exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    async waitFor(pattern) {
+      while (!pattern.test(run.stderr)) await run.next();
+    },
+    next: () => new Promise<void>((resolve) => listeners.push(resolve)),
+  };
+  child.stderr!.on('data', (b: Buffer) => {
+    run.stderr += b.toString();
+    const l = listeners;
+    listeners = [];
+    for (const f of l) f();
+  });
+  child.on('exit', () => {
+    for (const f of listeners) f();
+    listeners = [];
+  });
+  return run;
+}
