@@ -1,5 +1,6 @@
 // Built-in connectors, exposed as the `sources` and `sinks` namespaces.
 
+export type { JetStreamSinkOptions, JetStreamTransaction } from './jetstream-sink.js';
 export type { JetStreamFormat, JetStreamRecord, JetStreamSourceOptions } from './jetstream-source.js';
 export type { LogSinkOptions } from './log-sink.js';
 export type { LogSourceOptions } from './log-source.js';
