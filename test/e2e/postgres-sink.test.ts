@@ -9,7 +9,9 @@
  *     acknowledgement) writes nothing the second time: the marker row;
  * (d) `weir run` killed with SIGKILL after checkpoints completed, rerun with --restore latest:
  *     rows exact;
- * (e) a missing table is a typed error naming it; at-least-once writes through, nothing missing.
+ * (e) a missing table is a typed error naming it; at-least-once writes through, nothing missing;
+ * (f) the database connection cut mid-run (an in-test TCP proxy): commits fail, the job restarts,
+ *     and once the connection is back the rows are exact.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +22,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { tcpProxy } from './tcp-proxy.js';
 
 const CONNECTION = 'postgres://root@127.0.0.1:5432/test';
 const N = 30_000;
@@ -214,6 +217,50 @@ describe('sinks.postgres end to end', () => {
     const seen = new Set(got.map((s) => `${s.key}/${s.count}`));
     for (const [key, e] of expectedSums(N, KEYS))
       for (let c = 1; c <= e.count; c++) expect(seen.has(`${key}/${c}`)).toBe(true);
+  });
+  it('(f) the connection to the database cut mid-run, restored at the restart: rows exact', async () => {
+    const name = await table(false);
+    const proxy = await tcpProxy(5432);
+    try {
+      const client = await startJob(fixture('service-pipelines.mjs'), {
+        parallelism: 2,
+        restartStrategy: { type: 'fixed-delay', attempts: 5, delay: 0 },
+        checkpointing: { interval: 100, mode: 'exactly-once' },
+        args: {
+          n: String(N),
+          keys: String(KEYS),
+          source: 'sequence',
+          sink: 'postgres',
+          connection: `postgres://root@127.0.0.1:${proxy.port}/test`,
+          table: name,
+          rate: '5000',
+        },
+      });
+      let restarts = 0;
+      client.on('restarting', () => {
+        // the cut made a commit fail for good (after its retries): reconnect before the restore
+        if (restarts++ === 0) void proxy.restore();
+      });
+      // cut once some rows are committed
+      let cutAt = -1;
+      await new Promise<void>((resolve, reject) => {
+        client.on('checkpoint', () => {
+          if (cutAt >= 0) return;
+          rows(name).then((r) => {
+            if (r.length === 0 || cutAt >= 0) return;
+            cutAt = r.length;
+            void proxy.cut().then(resolve);
+          }, reject);
+        });
+      });
+      const result = await client.done;
+      expect(cutAt).toBeGreaterThan(0);
+      expect(cutAt).toBeLessThan(N);
+      expect(result.restarts).toBeGreaterThanOrEqual(1);
+      expectExact(await rows(name), N);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
