@@ -84,6 +84,13 @@ export interface JetStreamSplit {
 export const BUFFER_LIMIT = 4096;
 /** The consumer's pull window (messages requested from the server at a time). */
 export const PULL_BATCH = 1024;
+/**
+ * Lifetime of one pull request (the server's idle heartbeat is half of it). A pull lost with a
+ * dropped connection is noticed by missed heartbeats, after which the ordered consumer is
+ * recreated from the last delivered sequence: this bounds how long a reader stalls after a
+ * reconnect (the client's default, 30 s, stalled it for longer than that).
+ */
+export const PULL_EXPIRES_MS = 4000;
 /** How long an empty reader waits before polling again. */
 export const IDLE_MS = 5;
 
@@ -302,7 +309,7 @@ class JetStreamReader<T> implements SourceReader<T> {
 
   /** Moves messages from the consumer into the split's buffer, waiting while the buffer is full. */
   async #pump(live: LiveSplit, consumer: Consumer): Promise<void> {
-    const messages = await consumer.consume({ max_messages: PULL_BATCH });
+    const messages = await consumer.consume({ max_messages: PULL_BATCH, expires: PULL_EXPIRES_MS });
     live.messages = messages;
     if (this.#closed) {
       await messages.close();

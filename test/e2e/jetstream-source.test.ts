@@ -5,7 +5,9 @@
  *     exact at p=1 and p=2 (subjects split over subtasks);
  * (b) cancelled at p=2 after a checkpoint, restored at p=3 from the latest checkpoint: exact,
  *     and the second run emitted only what the restored positions left;
- * (c) a missing stream is a typed error naming it; bounded mode ends.
+ * (c) a missing stream is a typed error naming it; bounded mode ends;
+ * (d) the connection to the server dropped mid-run (in-test TCP proxy): the reader recovers
+ *     (client reconnect, or task failure and restore) and the output is exact.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { tcpProxy } from './tcp-proxy.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
 const N = 30_000;
@@ -159,5 +162,41 @@ describe('sources.jetstream end to end', () => {
       args: { n: '1', keys: '1', servers: SERVERS, source: 'jetstream', sink: 'collect', stream },
     });
     await expect(client.done).rejects.toThrow(new RegExp(`JetStream stream "${stream}" does not exist`));
+  });
+  it('(d) the connection dropped mid-run and back: exact', async () => {
+    const { stream, subjects } = await inputStream();
+    const proxy = await tcpProxy(4222);
+    try {
+      const client = await startJob(fixture('service-pipelines.mjs'), {
+        parallelism: 2,
+        restartStrategy: { type: 'fixed-delay', attempts: 5, delay: 0 },
+        checkpointing: { interval: 100, mode: 'exactly-once' },
+        args: {
+          n: String(N),
+          keys: String(KEYS),
+          servers: `nats://127.0.0.1:${proxy.port}`,
+          source: 'jetstream',
+          sink: 'collect',
+          stream,
+          subjects,
+          rate: '10000',
+        },
+      });
+      let checkpoints = 0;
+      let cut = false;
+      client.on('checkpoint', () => {
+        if (++checkpoints === 2) {
+          cut = true;
+          // drop every connection, then accept new ones again
+          void proxy.cut().then(() => proxy.restore());
+        }
+      });
+      const result = await client.done;
+      expect(cut).toBe(true);
+      expect(proxy.accepted).toBeGreaterThan(2); // the readers connected again
+      expectExact(result.sinks.sums as Sum[], N);
+    } finally {
+      await proxy.close();
+    }
   });
 });
