@@ -709,3 +709,16 @@ export class JetStreamSinkError extends WeirError {
     super(`jetstream sink: subject "${subject}": ${reason}`, options);
   }
 }
+
+/** A Redis stream connector cannot read, append or commit (connection, a missing stream, a bad entry). */
+export class RedisStreamError extends WeirError {
+  readonly code = 'ERR_WEIR_REDIS_STREAM';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly stream: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`redis stream "${stream}": ${reason}`, options);
+  }
+}

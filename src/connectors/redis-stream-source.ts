@@ -1,0 +1,203 @@
+/**
+ * `sources.redisStream({ url, stream, bounded?, withMetadata? })`: reads a Redis stream written by
+ * `XADD stream * data <json>` (as `sinks.redisStream` writes). Replayable, so exactly-once under
+ * checkpointing.
+ *
+ * One split (the stream), read by subtask 0 on a fresh start (a Redis stream has no partitions;
+ * read several streams with several sources). Its position is the ID of the last emitted entry,
+ * in the checkpoint; after a restore (any parallelism: the entry goes to one subtask) reading
+ * continues with `XRANGE stream (<id> + COUNT n`. Bounded: the stream's last entry ID at the first
+ * start is the end (kept in the split). No consumer group: nothing on the server decides anything.
+ *
+ * Records: the JSON-decoded `data` field (an entry without one is a `RedisStreamError`);
+ * `withMetadata: true` gives `{ id, data }`. A missing stream key is a `RedisStreamError` naming it.
+ * Reads are asynchronous into a buffer of at most {@link BUFFER_LIMIT} entries (backpressure); a
+ * caught-up unbounded reader asks again every {@link IDLE_POLL_MS} ms.
+ */
+
+import type { Redis } from 'ioredis';
+import type { Collector } from '../api/functions.js';
+import type { PollResult, Source, SourceContext, SourceReader } from '../api/source.js';
+import { InvalidOptionError, RedisStreamError } from '../errors.js';
+import { connectRedis } from './redis-stream-sink.js';
+
+export interface RedisStreamSourceOptions {
+  readonly url: string;
+  readonly stream: string;
+  /** Read to the last entry at the first start, then end (default `false`). */
+  readonly bounded?: boolean;
+  readonly withMetadata?: boolean;
+}
+
+export interface RedisStreamSplit {
+  readonly stream: string;
+  /** ID of the last emitted entry (`0-0` before the first). */
+  last: string;
+  /** Bounded: ID of the last entry to emit; `null` when unbounded or not yet known. */
+  end: string | null;
+}
+
+export const BUFFER_LIMIT = 4096;
+const BATCH = 1024;
+export const IDLE_POLL_MS = 10;
+
+const MORE: PollResult = { state: 'more' };
+const END: PollResult = { state: 'end' };
+const IDLE: PollResult = { state: 'idle', ms: 2 };
+
+/** Compares two stream entry IDs (`ms-seq`). */
+export function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  if (am !== bm) return am < bm ? -1 : 1;
+  return as === bs ? 0 : as < bs ? -1 : 1;
+}
+
+export function redisStreamSource<T = unknown>(options: RedisStreamSourceOptions): Source<T> {
+  const o = options ?? ({} as RedisStreamSourceOptions);
+  if (typeof o.url !== 'string' || o.url.length === 0) {
+    throw new InvalidOptionError('sources.redisStream.url', `must be a redis:// URL, got ${String(o.url)}`);
+  }
+  if (typeof o.stream !== 'string' || o.stream.length === 0) {
+    throw new InvalidOptionError(
+      'sources.redisStream.stream',
+      `must be a non-empty string, got ${String(o.stream)}`,
+    );
+  }
+  const bounded = o.bounded ?? false;
+  const stream = o.stream;
+  return {
+    type: 'redisStream',
+    bounded,
+    createReader(ctx: SourceContext): SourceReader<T> {
+      const splits: RedisStreamSplit[] =
+        ctx.restoredState === undefined
+          ? ctx.subtaskIndex === 0
+            ? [{ stream, last: '0-0', end: null }]
+            : []
+          : ctx.restoredState.map((e) => {
+              const s = e as Partial<RedisStreamSplit>;
+              if (s?.stream !== stream || typeof s.last !== 'string') {
+                throw new InvalidOptionError(
+                  'sources.redisStream',
+                  `restored state is not a split of stream "${stream}"`,
+                );
+              }
+              return { stream, last: s.last, end: bounded ? (s.end ?? null) : null };
+            });
+      return new RedisStreamReader<T>(o.url, stream, splits, bounded, o.withMetadata ?? false);
+    },
+  };
+}
+
+class RedisStreamReader<T> implements SourceReader<T> {
+  readonly #buffer: [string, string[]][] = [];
+  #head = 0;
+  #done = false;
+  #error: unknown = null;
+  #closed = false;
+  #redis: Redis | null = null;
+  #wake: (() => void) | null = null;
+
+  constructor(
+    readonly url: string,
+    readonly stream: string,
+    readonly splits: RedisStreamSplit[],
+    readonly bounded: boolean,
+    readonly withMetadata: boolean,
+  ) {
+    if (splits.length === 0) {
+      this.#done = true;
+      return;
+    }
+    this.#pump().catch((error: unknown) => {
+      if (this.#closed) return;
+      this.#error =
+        error instanceof RedisStreamError
+          ? error
+          : new RedisStreamError(stream, `reading failed: ${(error as Error).message}`, { cause: error });
+    });
+  }
+
+  async #pump(): Promise<void> {
+    const redis = connectRedis(this.url);
+    this.#redis = redis;
+    const split = this.splits[0];
+    if ((await redis.exists(this.stream)) === 0) {
+      throw new RedisStreamError(this.stream, 'the stream does not exist (sources never create it)');
+    }
+    if (this.bounded && split.end === null) {
+      const lastEntry = await redis.xrevrange(this.stream, '+', '-', 'COUNT', 1);
+      split.end = lastEntry.length === 0 ? '0-0' : lastEntry[0][0];
+    }
+    let from = split.last;
+    while (!this.#closed) {
+      if (this.bounded && compareIds(from, split.end!) >= 0) break;
+      const entries = await redis.xrange(
+        this.stream,
+        `(${from}`,
+        this.bounded ? split.end! : '+',
+        'COUNT',
+        BATCH,
+      );
+      if (entries.length === 0) {
+        if (this.bounded) break;
+        await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
+        continue;
+      }
+      for (const e of entries) this.#buffer.push(e);
+      from = entries[entries.length - 1][0];
+      while (this.#buffer.length - this.#head >= BUFFER_LIMIT && !this.#closed) {
+        await new Promise<void>((r) => {
+          this.#wake = r;
+        });
+      }
+    }
+    this.#done = true;
+  }
+
+  poll(out: Collector<T>, max: number): PollResult {
+    if (this.#error !== null) throw this.#error;
+    const available = this.#buffer.length - this.#head;
+    if (available === 0) return this.bounded && this.#done ? END : IDLE;
+    const split = this.splits[0];
+    const take = Math.min(max, available);
+    for (let i = 0; i < take; i++) {
+      const [id, fields] = this.#buffer[this.#head++];
+      split.last = id;
+      out.collect(this.#record(id, fields));
+    }
+    if (this.#head === this.#buffer.length) {
+      this.#buffer.length = 0;
+      this.#head = 0;
+    }
+    if (this.#wake !== null) {
+      const w = this.#wake;
+      this.#wake = null;
+      w();
+    }
+    return MORE;
+  }
+
+  #record(id: string, fields: string[]): T {
+    const at = fields.indexOf('data');
+    if (at < 0 || at % 2 !== 0) throw new RedisStreamError(this.stream, `entry ${id} has no field "data"`);
+    let data: unknown;
+    try {
+      data = JSON.parse(fields[at + 1]);
+    } catch (error) {
+      throw new RedisStreamError(this.stream, `entry ${id}: field "data" is not JSON`, { cause: error });
+    }
+    return (this.withMetadata ? { id, data } : data) as T;
+  }
+
+  snapshotState(): unknown[] {
+    return this.splits.map((s) => ({ stream: s.stream, last: s.last, end: s.end }));
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+    this.#redis?.quit().catch(() => this.#redis?.disconnect());
+  }
+}
