@@ -6,12 +6,19 @@
  * (b) a commit retried with the same committable (a failure between pre-commit and a commit that
  *     had partly or wholly published): the stream's message count is exact, via Nats-Msg-Id;
  * (c) at-least-once publishes through: nothing missing after a throw;
- * (d) a subject no stream captures fails with a typed error naming the subject.
+ * (d) a subject no stream captures fails with a typed error naming the subject;
+ * (e) `weir run` killed with SIGKILL after messages were committed, rerun with --restore latest:
+ *     the stream holds every message exactly once (restored commits de-duplicated by id).
  */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
+import { ROOT, weir } from './cli-process.js';
 import { expectedSums, finalByKey, fixture } from './helpers.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
@@ -148,5 +155,40 @@ describe('sinks.jetstream end to end', () => {
     await expect(promise).rejects.toThrow(
       new RegExp(`jetstream sink: subject "${subject.replace('.', '\\.')}"`),
     );
+  });
+  it('(e) weir run killed with SIGKILL, then --restore latest: every message once', async () => {
+    const stream = await outputStream();
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-js-kill-'));
+    try {
+      const args = ['run', path.join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
+      args.push('--checkpoint-interval', '100', '--checkpoint-dir', path.join(dir, 'ckpt'), '--verbose');
+      const jobArgs = {
+        n: String(N),
+        keys: String(KEYS),
+        source: 'sequence',
+        sink: 'jetstream',
+        servers: SERVERS,
+      };
+      for (const [k, v] of Object.entries({ ...jobArgs, subject: `${stream}.sums`, rate: '4000' }))
+        args.push('--arg', `${k}=${v}`);
+      const first = weir(args);
+      const jsm = await jetstreamManager(nc);
+      // kill once some messages were committed
+      while ((await jsm.streams.info(stream)).state.messages === 0) {
+        expect(first.child.exitCode).toBe(null);
+        await first.next();
+      }
+      first.child.kill('SIGKILL');
+      expect(await first.exit).toBe(null);
+      const before = (await jsm.streams.info(stream)).state.messages;
+      expect(before).toBeLessThan(N);
+
+      const second = weir([...args, '--restore', 'latest']);
+      expect(await second.exit).toBe(0);
+      expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+      expectExact(await readAll<Sum>(stream), N);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -13,21 +13,19 @@
  * (f) the database connection cut mid-run (an in-test TCP proxy): commits fail, the job restarts,
  *     and once the connection is back the rows are exact.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
+import { ROOT, weir } from './cli-process.js';
 import { expectedSums, finalByKey, fixture } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const CONNECTION = 'postgres://root@127.0.0.1:5432/test';
 const N = 30_000;
 const KEYS = 10;
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Sum {
   key: number;
@@ -263,41 +261,3 @@ describe('sinks.postgres end to end', () => {
     }
   });
 });
-
-interface Run {
-  readonly child: ChildProcess;
-  stderr: string;
-  readonly exit: Promise<number | null>;
-  /** Resolves when stderr matches `pattern` (now or later). */
-  waitFor(pattern: RegExp): Promise<void>;
-  /** Resolves at the next chunk of stderr. */
-  next(): Promise<void>;
-}
-
-function weir(args: string[]): Run {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/weir.js'), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let listeners: (() => void)[] = [];
-  const run: Run = {
-    child,
-    stderr: '',
-    exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    async waitFor(pattern) {
-      while (!pattern.test(run.stderr)) await run.next();
-    },
-    next: () => new Promise<void>((resolve) => listeners.push(resolve)),
-  };
-  child.stderr!.on('data', (b: Buffer) => {
-    run.stderr += b.toString();
-    const l = listeners;
-    listeners = [];
-    for (const f of l) f();
-  });
-  child.on('exit', () => {
-    for (const f of listeners) f();
-    listeners = [];
-  });
-  return run;
-}
