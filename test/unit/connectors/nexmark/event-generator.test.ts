@@ -24,7 +24,7 @@ describe('JavaRandom', () => {
     const r = new JavaRandom(42);
     expect(r.nextInt()).toBe(-1170105035);
     expect(r.nextInt()).toBe(234785527);
-    // new Random(0).nextInt(10) == 0? OpenJDK: new Random(0).nextInt(100) == 60
+    // OpenJDK: new Random(0).nextInt(100) == 60
     expect(new JavaRandom(0).nextIntBounded(100)).toBe(60);
   });
   it('bounded draws stay in range', () => {
@@ -137,7 +137,7 @@ describe('sources.nexmark splits and positions', () => {
     const readers = [0, 1, 2].map((s) => source.createReader(ctx(s, 3)));
     const before: NexmarkEvent[] = [];
     const collector = { collect: (e: NexmarkEvent) => before.push(e) } as Collector<NexmarkEvent>;
-    readers.forEach((r, i) => r.poll(collector, 100 + i * 37));
+    for (const [i, r] of readers.entries()) r.poll(collector, 100 + i * 37);
     const state = readers.flatMap((r) => r.snapshotState(1));
     // records emitted after the snapshot are lost with the failed attempt
     readers[0].poll({ collect: () => {} } as unknown as Collector<NexmarkEvent>, 50);
