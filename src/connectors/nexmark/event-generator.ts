@@ -65,7 +65,7 @@ const FIRST_NAMES = [
 ];
 const LAST_NAMES = ['Shultz', 'Abrams', 'Spencer', 'White', 'Bartels', 'Walton', 'Smith', 'Jones', 'Noris'];
 const HOT_CHANNELS = ['Google', 'Facebook', 'Baidu', 'Apple'];
-const HOT_URLS = HOT_CHANNELS.map((_, i) => `https://www.nexmark.com/hot/${i}/item.htm?query=1`);
+const HOT_URLS = HOT_CHANNELS.map((c) => `https://www.nexmark.com/${c.toLowerCase()}/hot/${c.length}/item.htm?query=1`);
 const CHANNELS_NUMBER = 10_000;
 
 /** Event number `n` (0-based, before the out-of-order adjustment) of the stream `config` describes. */
@@ -242,7 +242,7 @@ function nextBid(config: GeneratorConfig, eventId: number, random: JavaRandom, t
   } else {
     const c = random.nextIntBounded(CHANNELS_NUMBER);
     channel = `channel-${c}`;
-    url = `https://www.nexmark.com/item.htm?query=1&channel_id=${c}`;
+    url = `https://www.nexmark.com/c${c % 97}/d${c % 89}/e${c % 83}/item.htm?query=1&channel_id=${c}`;
   }
   const extra = nextExtra(random, 8 + 8 + 8 + 8, config.avgBidByteSize);
   return { kind: 'bid', auction, bidder, price, channel, url, dateTime: timestamp, extra };
