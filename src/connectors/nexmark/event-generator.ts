@@ -65,7 +65,9 @@ const FIRST_NAMES = [
 ];
 const LAST_NAMES = ['Shultz', 'Abrams', 'Spencer', 'White', 'Bartels', 'Walton', 'Smith', 'Jones', 'Noris'];
 const HOT_CHANNELS = ['Google', 'Facebook', 'Baidu', 'Apple'];
-const HOT_URLS = HOT_CHANNELS.map((c) => `https://www.nexmark.com/${c.toLowerCase()}/hot/${c.length}/item.htm?query=1`);
+const HOT_URLS = HOT_CHANNELS.map(
+  (c) => `https://www.nexmark.com/${c.toLowerCase()}/hot/${c.length}/item.htm?query=1`,
+);
 const CHANNELS_NUMBER = 10_000;
 
 /** Event number `n` (0-based, before the out-of-order adjustment) of the stream `config` describes. */
