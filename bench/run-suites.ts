@@ -19,15 +19,22 @@ import { parseArgs } from 'node:util';
 import type { CombinedResults, SuiteRun } from './harness/combined-results.js';
 import { renderHtml } from './harness/html.js';
 import { formatMachineInfo, machineInfo, printTable, resultsPath, writeJson } from './harness/index.js';
-import { SUITES, type SuiteEntry, selectSuites } from './suites.js';
+import { SUITE_FLAGS, SUITES, type SuiteEntry, selectSuites, suiteFlagArgs } from './suites.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 const USAGE = `usage: weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]
+       suite flags: ${SUITE_FLAGS.map((f) => `--${f} V`).join(' ')} (see bench/README.md)
 suites:
 ${SUITES.map((s) => `  ${s.name.padEnd(11)} ${s.what}`).join('\n')}`;
 
-function parse(): { suites: SuiteEntry[]; quick: boolean; json: string; html: string | undefined } {
+function parse(): {
+  suites: SuiteEntry[];
+  quick: boolean;
+  json: string;
+  html: string | undefined;
+  flagArgs: Map<string, string[]>;
+} {
   const { values } = parseArgs({
     strict: true,
     allowPositionals: false,
@@ -37,6 +44,7 @@ function parse(): { suites: SuiteEntry[]; quick: boolean; json: string; html: st
       json: { type: 'string' },
       html: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      ...Object.fromEntries(SUITE_FLAGS.map((f) => [f, { type: 'string' as const }])),
     },
   });
   if (values.help) {
@@ -45,8 +53,12 @@ function parse(): { suites: SuiteEntry[]; quick: boolean; json: string; html: st
   }
   const names = (values.suite ?? []).flatMap((list) => list.split(',').map((n) => n.trim()));
   const quick = values.quick === true;
+  const suites = selectSuites(names);
+  const flagValues = values as Record<string, unknown>;
+  const given = Object.fromEntries(SUITE_FLAGS.map((f) => [f, flagValues[f] as string | undefined]));
   return {
-    suites: selectSuites(names),
+    suites,
+    flagArgs: suiteFlagArgs(suites, given),
     quick,
     json: values.json ?? resultsPath(quick ? 'bench-quick.json' : 'bench.json'),
     html: values.html,
@@ -54,7 +66,12 @@ function parse(): { suites: SuiteEntry[]; quick: boolean; json: string; html: st
 }
 
 /** Runs one suite to its end; never rejects (a failure is a `failed` SuiteRun). */
-async function runSuite(suite: SuiteEntry, quick: boolean, tmp: string): Promise<SuiteRun> {
+async function runSuite(
+  suite: SuiteEntry,
+  quick: boolean,
+  tmp: string,
+  flagArgs: readonly string[],
+): Promise<SuiteRun> {
   const json = path.join(tmp, `${suite.name}.json`);
   const args = [
     '--expose-gc',
@@ -62,6 +79,7 @@ async function runSuite(suite: SuiteEntry, quick: boolean, tmp: string): Promise
     'tsx',
     suite.script,
     ...(suite.args ?? []),
+    ...flagArgs,
     ...(quick ? ['--quick'] : []),
     '--json',
     json,
@@ -108,7 +126,8 @@ process.stdout.write(
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'weir-bench-results-'));
 const runs: SuiteRun[] = [];
 try {
-  for (const suite of options.suites) runs.push(await runSuite(suite, options.quick, tmp));
+  for (const suite of options.suites)
+    runs.push(await runSuite(suite, options.quick, tmp, options.flagArgs.get(suite.name) ?? []));
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

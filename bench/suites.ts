@@ -12,7 +12,16 @@ export interface SuiteEntry {
   readonly what: string;
   /** Extra arguments for the script (before `--quick` / `--json`). */
   readonly args?: readonly string[];
+  /**
+   * Suite-specific flags `weir bench` accepts and forwards to this script only (e.g. `events`
+   * for `--events N`); giving one without selecting a suite that takes it is an error.
+   */
+  readonly flags?: readonly string[];
 }
+
+/** Every suite-specific flag any suite takes (the runner's and `weir bench`'s parsers accept these). */
+export const SUITE_FLAGS = ['queries', 'events', 'parallelism', 'checkpoint-interval'] as const;
+export type SuiteFlag = (typeof SUITE_FLAGS)[number];
 
 export const SUITES: readonly SuiteEntry[] = [
   {
@@ -61,7 +70,36 @@ export const SUITES: readonly SuiteEntry[] = [
     script: 'bench/log/run.ts',
     what: 'embedded log ingest: durable appends/s and p50/p99 for 1–512 concurrent appenders and 256-record batches (fsync, os) vs NATS JetStream and Redis XADD',
   },
+  {
+    name: 'nexmark',
+    script: 'bench/nexmark/run.ts',
+    flags: ['queries', 'events', 'parallelism', 'checkpoint-interval'],
+    what: "Nexmark q0-q5, q7-q9: events/s per core (whole-process CPU), exactly-once checkpoints, beside Flink 1.13's published per-core figures",
+  },
 ];
+
+/**
+ * Which selected suite receives each suite-specific flag given: the arguments to append per
+ * suite name. Throws a RangeError naming a flag that no selected suite takes.
+ */
+export function suiteFlagArgs(
+  suites: readonly SuiteEntry[],
+  given: Readonly<Partial<Record<SuiteFlag, string>>>,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [flag, value] of Object.entries(given)) {
+    if (value === undefined) continue;
+    const takers = suites.filter((s) => s.flags?.includes(flag));
+    if (takers.length === 0) {
+      const owners = SUITES.filter((s) => s.flags?.includes(flag)).map((s) => s.name);
+      throw new RangeError(
+        `--${flag} is a flag of the ${owners.join(', ')} suite; select it with --suite ${owners[0]}`,
+      );
+    }
+    for (const s of takers) out.set(s.name, [...(out.get(s.name) ?? []), `--${flag}`, value]);
+  }
+  return out;
+}
 
 /** The entries for `names` (all when empty); throws a RangeError naming unknown suites. */
 export function selectSuites(names: readonly string[]): SuiteEntry[] {

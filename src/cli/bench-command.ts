@@ -17,7 +17,12 @@ export const BENCH_USAGE = `usage:
     --suite   suites to run (default: all; see bench/README.md for the list)
     --quick   small runs that prove each suite works; figures not for quoting
     --json    combined results (default bench/results/bench.json, bench-quick.json with --quick)
-    --html    also write the combined results as a self-contained HTML page`;
+    --html    also write the combined results as a self-contained HTML page
+  suite flags, forwarded to the suites that take them (an error if none selected does):
+    --queries q0,q5 --events N --parallelism P --checkpoint-interval MS   (nexmark)`;
+
+/** Suite-specific flags (each takes a value); the runner (bench/suites.ts) says which suite takes which. */
+export const SUITE_FLAGS = ['queries', 'events', 'parallelism', 'checkpoint-interval'] as const;
 
 export interface BenchCommandArgs {
   /** Suite names in the order given; empty = all. Checked against bench/ by the runner. */
@@ -27,6 +32,8 @@ export interface BenchCommandArgs {
   readonly json: string | undefined;
   readonly html: string | undefined;
   readonly help: boolean;
+  /** Suite-specific flags given, as `--flag value` pairs in {@link SUITE_FLAGS} order. */
+  readonly suiteFlags: readonly string[];
 }
 
 /** A bad `weir bench` command line: the message names the flag. */
@@ -57,8 +64,16 @@ export function parseBenchCommandArgs(args: readonly string[], cwd = process.cwd
     if (value.length === 0 || value.startsWith('--')) throw new BenchUsageError(`--${flag} needs a path`);
     return path.resolve(cwd, value);
   };
+  const suiteFlags: string[] = [];
+  for (const flag of SUITE_FLAGS) {
+    const value = (values as Record<string, string | undefined>)[flag];
+    if (value === undefined) continue;
+    if (value.length === 0 || value.startsWith('--')) throw new BenchUsageError(`--${flag} needs a value`);
+    suiteFlags.push(`--${flag}`, value);
+  }
   return {
     suites,
+    suiteFlags,
     quick: values.quick ?? false,
     json: file('json', values.json),
     html: file('html', values.html),
@@ -77,6 +92,10 @@ function parse(args: readonly string[]) {
       json: { type: 'string' },
       html: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      queries: { type: 'string' },
+      events: { type: 'string' },
+      parallelism: { type: 'string' },
+      'checkpoint-interval': { type: 'string' },
     },
   });
 }
@@ -112,6 +131,7 @@ export async function benchCommand(args: readonly string[]): Promise<number> {
     ...(parsed.quick ? ['--quick'] : []),
     ...(parsed.json ? ['--json', parsed.json] : []),
     ...(parsed.html ? ['--html', parsed.html] : []),
+    ...parsed.suiteFlags,
   ];
   const child = spawn(process.execPath, ['--import', 'tsx', runner, ...forwarded], {
     cwd: root,

@@ -48,7 +48,7 @@ const COMMANDS: readonly Command[] = [
   {
     name: 'bench',
     usage:
-      'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH]\n' +
+      'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH] [suite flags]\n' +
       '                                 the benchmark suites of a source checkout (npm run bench)',
     // The command's own usage (flags and suites), loaded only when asked for.
     help: async () => (await import('./bench-command.js')).BENCH_USAGE,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SUITES, selectSuites } from '../../../bench/suites.js';
+import { SUITES, selectSuites, suiteFlagArgs } from '../../../bench/suites.js';
 import { BenchUsageError, parseBenchCommandArgs } from '../../../src/cli/bench-command.js';
 
 describe('weir bench flags', () => {
@@ -11,6 +11,7 @@ describe('weir bench flags', () => {
       json: undefined,
       html: undefined,
       help: false,
+      suiteFlags: [],
     });
   });
 
@@ -26,7 +27,18 @@ describe('weir bench flags', () => {
     expect(a.html).toBe('/abs/b.html');
   });
 
+  it('collects the suite flags (nexmark) to forward', () => {
+    const a = parseBenchCommandArgs(
+      ['--suite', 'nexmark', '--queries', 'q1,q5', '--events', '1000', '--checkpoint-interval', '500'],
+      '/w',
+    );
+    expect(a.suites).toEqual(['nexmark']);
+    expect(a.suiteFlags).toEqual(['--queries', 'q1,q5', '--events', '1000', '--checkpoint-interval', '500']);
+  });
+
   it.each([
+    [['--events']],
+    [['--queries', '--quick']],
     [['--suites', 'x']],
     [['--suite', 'Pipe line']],
     [['--suite', '']],
@@ -44,6 +56,20 @@ describe('suite selection', () => {
     const { existsSync } = await import('node:fs');
     for (const s of SUITES)
       expect(existsSync(new URL(`../../../${s.script}`, import.meta.url)), s.script).toBe(true);
+  });
+
+  it('sends suite flags to the selected suites that take them, and refuses them otherwise', () => {
+    const nexmark = selectSuites(['pipeline', 'nexmark']);
+    expect(suiteFlagArgs(nexmark, { events: '1000', queries: 'q5' }).get('nexmark')).toEqual([
+      '--events',
+      '1000',
+      '--queries',
+      'q5',
+    ]);
+    expect(suiteFlagArgs(nexmark, { events: '1000' }).get('pipeline')).toBeUndefined();
+    expect(() => suiteFlagArgs(selectSuites(['pipeline']), { events: '1000' })).toThrow(
+      /--events is a flag of the nexmark suite; select it with --suite nexmark/,
+    );
   });
 
   it('names an unknown suite and lists the known ones', () => {
