@@ -74,7 +74,7 @@ export const SUITES: readonly SuiteEntry[] = [
     name: 'nexmark',
     script: 'bench/nexmark/run.ts',
     flags: ['queries', 'events', 'parallelism', 'checkpoint-interval'],
-    what: "Nexmark q0-q5, q7-q9: events/s per core (whole-process CPU), exactly-once checkpoints, beside Flink 1.13's published per-core figures",
+    what: "Nexmark q0-q5, q7-q9, q11, q14, q17, q20-q22: events/s per core (whole-process CPU), exactly-once checkpoints, beside Flink 1.13's published per-core figures",
   },
 ];
 

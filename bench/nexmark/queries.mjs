@@ -303,7 +303,200 @@ function q9(input) {
   return winningBids(input);
 }
 
-export const QUERIES = { q0, q1, q2, q3, q4, q5, q7, q8, q9 };
+/** q11, user sessions: bids per bidder and session (a gap of `windowMs` without bids ends one). */
+function q11(input, { windowMs }) {
+  return bids(input)
+    .keyBy((b) => b.bidder)
+    .window(windows.session({ gap: windowMs }))
+    .aggregate({
+      createAccumulator: () => ({ bidder: 0, count: 0, first: Infinity, last: -Infinity }),
+      add(b, acc) {
+        acc.bidder = b.bidder;
+        acc.count++;
+        if (b.dateTime < acc.first) acc.first = b.dateTime;
+        if (b.dateTime > acc.last) acc.last = b.dateTime;
+        return acc;
+      },
+      merge: (a, b) => ({
+        bidder: a.bidder,
+        count: a.count + b.count,
+        first: Math.min(a.first, b.first),
+        last: Math.max(a.last, b.last),
+      }),
+      // Flink's SESSION_START / SESSION_END: the first bid, the last bid plus the gap
+      getResult: (acc) => ({
+        bidder: acc.bidder,
+        bidCount: acc.count,
+        starttime: acc.first,
+        endtime: acc.last + windowMs,
+      }),
+    })
+    .name('q11 sessions per bidder');
+}
+
+/** `HOUR(dateTime)` (UTC) → Flink q14's bidTimeType. */
+function bidTimeType(dateTime) {
+  const hour = new Date(dateTime).getUTCHours();
+  if (hour >= 8 && hour <= 18) return 'dayTime';
+  if (hour <= 6 || hour >= 20) return 'nightTime';
+  return 'otherTime';
+}
+
+function countChar(text, ch) {
+  let n = 0;
+  for (let i = text.indexOf(ch); i >= 0; i = text.indexOf(ch, i + 1)) n++;
+  return n;
+}
+
+/** q14, calculation: converted prices in (1 M, 50 M), the time of day, and a count of 'c's in extra. */
+function q14(input) {
+  return input
+    .filter((e) => e.kind === 'bid' && 0.908 * e.price > 1_000_000 && 0.908 * e.price < 50_000_000)
+    .name('q14 select')
+    .map((b) => ({
+      auction: b.auction,
+      bidder: b.bidder,
+      price: 0.908 * b.price,
+      bidTimeType: bidTimeType(b.dateTime),
+      dateTime: b.dateTime,
+      extra: b.extra,
+      cCounts: countChar(b.extra, 'c'),
+    }))
+    .name('q14 calculate');
+}
+
+const DAY_MS = 86_400_000;
+
+/** q17, auction statistics: per auction and day, bid counts by price range, min/max/avg/sum of prices. */
+function q17(input) {
+  return bids(input)
+    .keyBy((b) => b.auction)
+    .window(windows.tumbling({ size: DAY_MS }))
+    .aggregate({
+      createAccumulator: () => ({
+        auction: 0,
+        day: 0,
+        total: 0,
+        rank1: 0,
+        rank2: 0,
+        rank3: 0,
+        min: Infinity,
+        max: -Infinity,
+        sum: 0,
+      }),
+      add(b, acc) {
+        acc.auction = b.auction;
+        acc.day = b.dateTime - (b.dateTime % DAY_MS);
+        acc.total++;
+        if (b.price < 10_000) acc.rank1++;
+        else if (b.price < 1_000_000) acc.rank2++;
+        else acc.rank3++;
+        if (b.price < acc.min) acc.min = b.price;
+        if (b.price > acc.max) acc.max = b.price;
+        acc.sum += b.price;
+        return acc;
+      },
+      getResult: (acc) => ({
+        auction: acc.auction,
+        day: new Date(acc.day).toISOString().slice(0, 10),
+        totalBids: acc.total,
+        rank1Bids: acc.rank1,
+        rank2Bids: acc.rank2,
+        rank3Bids: acc.rank3,
+        minPrice: acc.min,
+        maxPrice: acc.max,
+        avgPrice: Math.floor(acc.sum / acc.total),
+        sumPrice: acc.sum,
+      }),
+    })
+    .name('q17 statistics per auction and day');
+}
+
+/**
+ * q20, expanded bids: bids joined with their auction, for auctions in category 10. Keyed by
+ * auction id: the auction (or only its category, for other categories) stays in state as
+ * Flink's regular join keeps it; bids that come before their auction wait for it.
+ */
+function q20(input) {
+  const joined = (b, a) => ({
+    auction: b.auction,
+    bidder: b.bidder,
+    price: b.price,
+    channel: b.channel,
+    url: b.url,
+    bidDateTime: b.dateTime,
+    bidExtra: b.extra,
+    itemName: a.itemName,
+    description: a.description,
+    initialBid: a.initialBid,
+    reserve: a.reserve,
+    dateTime: a.dateTime,
+    expires: a.expires,
+    seller: a.seller,
+    category: a.category,
+    extra: a.extra,
+  });
+  return auctions(input)
+    .keyBy((a) => a.id)
+    .connect(bids(input).keyBy((b) => b.auction))
+    .process({
+      processElement1(a, ctx, out) {
+        const kept = a.category === 10 ? a : { category: a.category };
+        ctx.state.value('auction').update(kept);
+        const waiting = ctx.state.list('bids');
+        if (a.category === 10) for (const b of waiting.get()) out.collect(joined(b, a));
+        waiting.clear();
+      },
+      processElement2(b, ctx, out) {
+        const a = ctx.state.value('auction').value();
+        if (a === undefined) ctx.state.list('bids').add(b);
+        else if (a.category === 10) out.collect(joined(b, a));
+      },
+    })
+    .name('q20 join');
+}
+
+const CHANNEL_ID = /(&|^)channel_id=([^&]*)/;
+const HOT_CHANNEL_IDS = { apple: '0', google: '1', facebook: '2', baidu: '3' };
+
+/** `REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)` over the query string, or null. */
+function channelIdOf(url) {
+  const query = url.indexOf('?');
+  const m = CHANNEL_ID.exec(query < 0 ? url : url.slice(query + 1));
+  return m === null ? null : m[2];
+}
+
+/** q21, add channel id: the hot channels' fixed ids, else the url's channel_id; bids with neither dropped. */
+function q21(input) {
+  return bids(input)
+    .process((b, _ctx, out) => {
+      const hot = HOT_CHANNEL_IDS[b.channel.toLowerCase()];
+      const channelId = hot ?? channelIdOf(b.url);
+      if (channelId === null) return;
+      out.collect({ auction: b.auction, bidder: b.bidder, price: b.price, channel: b.channel, channelId });
+    })
+    .name('q21 channel id');
+}
+
+/** q22, get URL directories: `SPLIT_INDEX(url, '/', 3 | 4 | 5)` (null past the end). */
+function q22(input) {
+  return bids(input)
+    .map((b) => {
+      const parts = b.url.split('/');
+      return {
+        auction: b.auction,
+        bidder: b.bidder,
+        price: b.price,
+        channel: b.channel,
+        dir1: parts[3] ?? null,
+        dir2: parts[4] ?? null,
+        dir3: parts[5] ?? null,
+      };
+    })
+    .name('q22 split url');
+}
+
+export const QUERIES = { q0, q1, q2, q3, q4, q5, q7, q8, q9, q11, q14, q17, q20, q21, q22 };
 export const QUERY_NAMES = Object.keys(QUERIES);
 
 /** The stream of query `name`; throws a RangeError naming the known ones. */

@@ -157,4 +157,137 @@ function q8(events, { windowMs }) {
   return out;
 }
 
-export const REFERENCES = { q0, q1, q2, q3, q4, q5, q7, q8, q9: winningBids };
+function q11(events, { windowMs }) {
+  const byBidder = new Map();
+  for (const b of events) {
+    if (b.kind !== 'bid') continue;
+    const list = byBidder.get(b.bidder) ?? [];
+    list.push(b.dateTime);
+    byBidder.set(b.bidder, list);
+  }
+  const out = [];
+  for (const [bidder, times] of byBidder) {
+    times.sort((x, y) => x - y);
+    let cur;
+    for (const t of times) {
+      // session windows [t, t + gap) merge when they touch (Flink's TimeWindow.intersects)
+      if (cur && t <= cur.last + windowMs) {
+        cur.count++;
+        cur.last = t;
+      } else {
+        if (cur) out.push(cur);
+        cur = { bidder, first: t, last: t, count: 1 };
+      }
+    }
+    out.push(cur);
+  }
+  return out.map((s) => ({
+    bidder: s.bidder,
+    bidCount: s.count,
+    starttime: s.first,
+    endtime: s.last + windowMs,
+  }));
+}
+
+function q14(events) {
+  const out = [];
+  for (const b of events) {
+    if (b.kind !== 'bid') continue;
+    const price = 0.908 * b.price;
+    if (!(price > 1_000_000 && price < 50_000_000)) continue;
+    const hour = new Date(b.dateTime).getUTCHours();
+    const bidTimeType =
+      hour >= 8 && hour <= 18 ? 'dayTime' : hour <= 6 || hour >= 20 ? 'nightTime' : 'otherTime';
+    out.push({
+      auction: b.auction,
+      bidder: b.bidder,
+      price,
+      bidTimeType,
+      dateTime: b.dateTime,
+      extra: b.extra,
+      cCounts: b.extra.split('c').length - 1,
+    });
+  }
+  return out;
+}
+
+function q17(events) {
+  const groups = new Map();
+  for (const b of events) {
+    if (b.kind !== 'bid') continue;
+    const day = new Date(b.dateTime).toISOString().slice(0, 10);
+    const k = `${b.auction}/${day}`;
+    const g = groups.get(k) ?? { auction: b.auction, day, prices: [] };
+    g.prices.push(b.price);
+    groups.set(k, g);
+  }
+  return [...groups.values()].map((g) => {
+    const sum = g.prices.reduce((x, y) => x + y, 0);
+    return {
+      auction: g.auction,
+      day: g.day,
+      totalBids: g.prices.length,
+      rank1Bids: g.prices.filter((p) => p < 10_000).length,
+      rank2Bids: g.prices.filter((p) => p >= 10_000 && p < 1_000_000).length,
+      rank3Bids: g.prices.filter((p) => p >= 1_000_000).length,
+      minPrice: Math.min(...g.prices),
+      maxPrice: Math.max(...g.prices),
+      avgPrice: Math.floor(sum / g.prices.length),
+      sumPrice: sum,
+    };
+  });
+}
+
+function q20(events) {
+  const byId = new Map();
+  for (const a of events) if (a.kind === 'auction' && a.category === 10) byId.set(a.id, a);
+  const out = [];
+  for (const b of events) {
+    if (b.kind !== 'bid') continue;
+    const a = byId.get(b.auction);
+    if (!a) continue;
+    out.push({
+      auction: b.auction,
+      bidder: b.bidder,
+      price: b.price,
+      channel: b.channel,
+      url: b.url,
+      bidDateTime: b.dateTime,
+      bidExtra: b.extra,
+      itemName: a.itemName,
+      description: a.description,
+      initialBid: a.initialBid,
+      reserve: a.reserve,
+      dateTime: a.dateTime,
+      expires: a.expires,
+      seller: a.seller,
+      category: a.category,
+      extra: a.extra,
+    });
+  }
+  return out;
+}
+
+function q21(events) {
+  const hot = { apple: '0', google: '1', facebook: '2', baidu: '3' };
+  const out = [];
+  for (const b of events) {
+    if (b.kind !== 'bid') continue;
+    const params = new URL(b.url).searchParams;
+    const channelId = hot[b.channel.toLowerCase()] ?? params.get('channel_id');
+    if (channelId === null) continue;
+    out.push({ auction: b.auction, bidder: b.bidder, price: b.price, channel: b.channel, channelId });
+  }
+  return out;
+}
+
+function q22(events) {
+  return events
+    .filter((e) => e.kind === 'bid')
+    .map((b) => {
+      const [dir1 = null, dir2 = null, dir3 = null] = new URL(b.url).pathname.split('/').slice(1);
+      return { auction: b.auction, bidder: b.bidder, price: b.price, channel: b.channel, dir1, dir2, dir3 };
+    });
+}
+
+export const REFERENCES = { q0, q1, q2, q3, q4, q5, q7, q8, q9: winningBids, q11, q14, q17, q20, q21, q22 };
