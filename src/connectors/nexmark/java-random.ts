@@ -11,6 +11,7 @@
 const MULT_HI = 0x5de; // 0x5DEECE66D = MULT_HI * 2^24 + MULT_LO
 const MULT_LO = 0xece66d;
 const TWO_24 = 0x1000000;
+const INV_TWO_24 = 1 / TWO_24;
 const TWO_31 = 0x80000000;
 const TWO_32 = 0x100000000;
 
@@ -33,17 +34,20 @@ export class JavaRandom {
     this.#hi = (hi ^ MULT_HI) >>> 0;
   }
 
-  /** The next `bits` (≤ 32) random bits as Java's `next(bits)`: a signed 32-bit int. */
+  /** The next `bits` (1 … 32) random bits as Java's `next(bits)`: a signed 32-bit int. */
   next(bits: number): number {
+    // seed = seed * 0x5DEECE66D + 0xB mod 2^48, on 24-bit halves; no `%` on doubles (fmod is slow)
     const p = this.#lo * MULT_LO + 0xb;
-    const lo = p % TWO_24;
-    const carry = Math.floor(p / TWO_24);
-    const hi = (this.#hi * MULT_LO + this.#lo * MULT_HI + carry) % TWO_24;
+    const carry = Math.floor(p * INV_TWO_24);
+    const lo = p - carry * TWO_24;
+    const q = this.#hi * MULT_LO + this.#lo * MULT_HI + carry;
+    const hi = q - Math.floor(q * INV_TWO_24) * TWO_24;
     this.#lo = lo;
     this.#hi = hi;
-    // seed >>> (48 - bits), truncated to an int
-    const value = Math.floor((hi * TWO_24 + lo) / 2 ** (48 - bits));
-    return value | 0;
+    // (int) (seed >>> (48 - bits)): both halves fit in 24 bits, so int32 shifts are exact; the
+    // `<<` wrapping past bit 31 is Java's truncation to int.
+    const shift = 48 - bits;
+    return shift >= 24 ? hi >>> (shift - 24) : (hi << (24 - shift)) | (lo >>> shift);
   }
 
   nextInt(): number {
