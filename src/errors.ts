@@ -54,6 +54,50 @@ export class InvalidGraphError extends WeirError {
   readonly failureKind = 'fatal' as const;
 }
 
+/**
+ * A user function returned a Promise (or any other thenable) where weir expects a value (or,
+ * for `process`-like functions, nothing). User functions run synchronously inside the task's
+ * loop, between two records: a promise's result, and whatever the function emits after its first
+ * `await`, would be lost. Fatal: a restart runs the same code again.
+ */
+export class AsyncUserFunctionError extends WeirError {
+  readonly code = 'ERR_WEIR_ASYNC_USER_FUNCTION';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    /** The operator whose function returned the thenable; undefined for a state's function (the task names it). */
+    readonly operator: string | undefined,
+    /** Which function: `map function`, `key selector`, `aggregate function add`, ... */
+    readonly functionKind: string,
+  ) {
+    super(
+      `${functionKind}${operator === undefined ? '' : ` of operator "${operator}"`} returned a Promise ` +
+        '(or another thenable); user functions must be synchronous: they run inside the task loop, so ' +
+        'the promise result and anything emitted after its first await would be lost. For asynchronous ' +
+        'I/O use stream.mapAsync(fn, { capacity, timeoutMs, ordered }) and hand its result to this ' +
+        'function; otherwise remove async/await',
+    );
+  }
+}
+
+/**
+ * An options object has a key weir does not know (usually a typo): it would be ignored
+ * silently. Names the key, its place and the closest known key, if one is close.
+ */
+export class UnknownOptionError extends InvalidOptionError {
+  constructor(
+    option: string,
+    /** The closest known key (edit distance), if any is close enough to be a likely typo. */
+    readonly suggestion: string | undefined,
+    readonly known: readonly string[],
+  ) {
+    super(
+      option,
+      `unknown option${suggestion === undefined ? '' : `; did you mean ${suggestion}?`} ` +
+        `(known: ${known.join(', ')})`,
+    );
+  }
+}
+
 /** A key produced by a key selector has no canonical encoding (function, symbol, cycle, ...). */
 export class KeyNotSerializableError extends WeirError {
   readonly code = 'ERR_WEIR_KEY_NOT_SERIALIZABLE';
@@ -103,25 +147,41 @@ export class RecordTooLargeError extends WeirError {
  */
 export class TaskFailureError extends WeirError {
   readonly code = 'ERR_WEIR_TASK_FAILURE';
-  readonly failureKind = 'task' as const;
   /**
    * Other failures of the same attempt, judged consequences of this one (peers that saw a closed
    * channel or were cancelled by the teardown, a checkpoint failure it caused, worker errors that
    * arrived while the attempt was torn down). Filled by the scheduler before the error is published.
    */
   readonly suppressed: Error[] = [];
+  /**
+   * `task` (restart as the strategy says), unless the original error was a {@link WeirError}
+   * classified `fatal` (e.g. {@link AsyncUserFunctionError}): then the job ends without restarts.
+   */
+  readonly failureKind: FailureKind;
+  /** The original error's class name (`TypeError`, `AsyncUserFunctionError`, ...), when it was an Error. */
+  readonly originalName: string | undefined;
+  /** The original error's `code`, when it had one (`ERR_WEIR_ASYNC_USER_FUNCTION`, ...). */
+  readonly originalCode: string | undefined;
   constructor(
     readonly task: string,
     readonly operator: string | undefined,
     readonly originalMessage: string,
     readonly originalStack: string | undefined,
-    options?: { cause?: unknown },
+    options?: {
+      cause?: unknown;
+      failureKind?: FailureKind;
+      originalName?: string;
+      originalCode?: string;
+    },
   ) {
     super(
       `task ${task}${operator ? ` (operator ${operator})` : ''} failed: ${originalMessage}` +
         (originalStack ? `\n--- original stack ---\n${originalStack}` : ''),
       options,
     );
+    this.failureKind = options?.failureKind ?? 'task';
+    this.originalName = options?.originalName;
+    this.originalCode = options?.originalCode;
   }
 }
 
@@ -155,10 +215,16 @@ export class JobFailedError extends WeirError {
   constructor(
     message: string,
     readonly restarts: number,
-    options?: { cause?: unknown },
+    options?: {
+      cause?: unknown;
+      /** `fatal-error`: the failure was fatal, no restart was tried; `restarts-exhausted`: the strategy gave up. */
+      reason?: 'fatal-error' | 'restarts-exhausted';
+    },
   ) {
     super(message, options);
+    this.reason = options?.reason ?? 'restarts-exhausted';
   }
+  readonly reason: 'fatal-error' | 'restarts-exhausted';
 }
 
 /** The job was cancelled by the user. */
@@ -167,6 +233,19 @@ export class JobCancelledError extends WeirError {
   readonly failureKind = 'fatal' as const;
   constructor(message = 'job cancelled') {
     super(message);
+  }
+}
+
+/**
+ * The job was cancelled through the `signal` option. Compatible with the DOM `AbortError`:
+ * `name === 'AbortError'`, and `cause` is the signal's `reason`.
+ */
+export class JobAbortedError extends WeirError {
+  readonly code = 'ABORT_ERR';
+  readonly failureKind = 'fatal' as const;
+  constructor(reason: unknown) {
+    super('job aborted by its signal', { cause: reason });
+    this.name = 'AbortError';
   }
 }
 

@@ -11,10 +11,14 @@ export { type LogSinkOptions, type LogSourceOptions, sinks, sources } from './co
 export * as nexmark from './connectors/nexmark/index.js';
 export {
   type CompletedCheckpointStats,
+  type DeployedEvent,
   JobClient,
+  type JobEventListener,
+  type JobEvents,
   type JobMetrics,
   type JobResult,
   type OperatorSummary,
+  type RestartingEvent,
   runJob,
   type Savepoint,
   startJob,

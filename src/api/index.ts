@@ -30,6 +30,7 @@ export {
 } from './interval-join.js';
 export { JoinedStreams, JoinWhereEqual, WindowedJoin } from './joined-streams.js';
 export { KeyedStream } from './keyed-stream.js';
+export { consoleLogger, type LogFn, type Logger, type LogLevel } from './logger.js';
 export { OutputTag } from './output-tag.js';
 export type * from './source.js';
 export { StreamEnvironment } from './stream-environment.js';

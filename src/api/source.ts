@@ -5,6 +5,7 @@
  */
 
 import type { Collector, RuntimeContext } from './functions.js';
+import type { Logger } from './logger.js';
 
 export interface SourceContext extends RuntimeContext {
   /**
@@ -12,6 +13,11 @@ export interface SourceContext extends RuntimeContext {
    * redistributed to this subtask; `undefined` on a fresh start.
    */
   readonly restoredState: readonly unknown[] | undefined;
+  /**
+   * The job's `logger` (records reach it on the main thread, with `job`, `task` and `operator`
+   * fields). Always set by the runtime; optional so that a reader can be built outside a job.
+   */
+  readonly logger?: Logger;
 }
 
 /** Outcome of one {@link SourceReader.poll}. */
@@ -62,6 +68,8 @@ export interface SinkContext extends RuntimeContext {
    * files uses it to tell staged files of that checkpoint from those of later, failed ones.
    */
   readonly restoredCheckpointId?: number;
+  /** The job's `logger`, as {@link SourceContext.logger}. */
+  readonly logger?: Logger;
   /**
    * Hands records to the job client (collect sink). `transactionId` names a committed
    * transaction: the client takes each id once, so a repeated commit delivers nothing twice.

@@ -23,6 +23,7 @@
  */
 
 import type { Collector } from '../api/functions.js';
+import { consoleLogger, errorField, type Logger } from '../api/logger.js';
 import type { PollResult, Source, SourceContext, SourceReader } from '../api/source.js';
 import { InvalidOptionError } from '../errors.js';
 import { type Log, openLog } from '../log/log.js';
@@ -88,9 +89,9 @@ export function log<T = unknown>(options: LogSourceOptions): Source<T> {
                 end: bounded ? t.endOffset(partition) : null,
               }))
             : ctx.restoredState.map((entry) => restoredSplit(entry, t, bounded));
-        return new LogReader<T>(handle, t, splits, bounded);
+        return new LogReader<T>(handle, t, splits, bounded, ctx.logger);
       } catch (error) {
-        closeLog(handle, 'sources.log');
+        closeLog(handle, 'sources.log', ctx.logger);
         throw error;
       }
     },
@@ -144,7 +145,16 @@ class LogReader<T> implements SourceReader<T> {
   #current = 0;
   #lostToRetention = 0;
 
-  constructor(handle: Log, topic: Topic<T>, splits: LogSplit[], bounded: boolean) {
+  readonly #logger: Logger | undefined;
+
+  constructor(
+    handle: Log,
+    topic: Topic<T>,
+    splits: LogSplit[],
+    bounded: boolean,
+    logger: Logger | undefined,
+  ) {
+    this.#logger = logger;
     this.#log = handle;
     this.#topic = topic;
     this.#splits = splits;
@@ -204,13 +214,13 @@ class LogReader<T> implements SourceReader<T> {
   }
 
   close(): void {
-    closeLog(this.#log, 'sources.log');
+    closeLog(this.#log, 'sources.log', this.#logger);
   }
 }
 
 /** Releases a connector's log handle; a failure to close is reported, not thrown (the task is ending). */
-export function closeLog(handle: Log, connector: string): void {
+export function closeLog(handle: Log, connector: string, logger: Logger = consoleLogger): void {
   handle.close().catch((error: unknown) => {
-    console.warn(`weir: ${connector}: closing log ${handle.dir} failed:`, error);
+    logger.warn({ connector, dir: handle.dir, err: errorField(error) }, 'closing the log failed');
   });
 }

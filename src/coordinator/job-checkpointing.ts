@@ -149,7 +149,7 @@ export class JobCheckpointing {
                 cause: error,
               }),
             ),
-          onError: (error) => client.emit('warning', error),
+          onError: (error) => client.warn(error),
         },
       },
     );
@@ -223,8 +223,7 @@ export class JobCheckpointing {
       const metadata = decision.checkpoint.metadata!;
       if (decision.warnings.length > 0) {
         const skipped = decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem }));
-        this.#client.emit(
-          'warning',
+        this.#client.warn(
           new JobWarning(
             {
               kind: 'fallback-past-damaged',
@@ -240,6 +239,7 @@ export class JobCheckpointing {
       this.#checkCompatible(metadata);
       this.#metadata.set(metadata.checkpointId, metadata);
       this.#coordinator.restoreIdCounter(metadata.checkpointId + 1);
+      this.#client.log('info', { checkpointId: metadata.checkpointId, dir: storage.dir }, 'restoring');
       this.#client.emit('restored', {
         checkpointId: metadata.checkpointId,
         dir: storage.dir,
@@ -259,6 +259,7 @@ export class JobCheckpointing {
   }
 
   #freshStart(event: FreshStartEvent): void {
+    this.#client.log('info', { dir: event.dir, reason: event.reason }, event.message);
     this.#client.emit('fresh-start', event);
   }
 
@@ -284,8 +285,7 @@ export class JobCheckpointing {
         throw new NonRestoredStateError(metadata.checkpointId, verdict.operators);
       case 'compatible':
         if (verdict.nonRestored.length === 0) return;
-        this.#client.emit(
-          'warning',
+        this.#client.warn(
           new JobWarning(
             {
               kind: 'non-restored-state',
@@ -419,6 +419,7 @@ export class JobCheckpointing {
       case 'deliver':
       case 'running':
       case 'failed':
+      case 'log':
         break;
     }
   }
@@ -428,7 +429,7 @@ export class JobCheckpointing {
     this.#coordinator.triggerCheckpoint('final').catch((error: unknown) => {
       if (!this.#execution) return;
       if (this.#finalAttempts < FINAL_CHECKPOINT_ATTEMPTS) {
-        this.#client.emit('warning', error);
+        this.#client.warn(error);
         this.#triggerFinal();
       } else {
         const e = error as Error;
@@ -570,8 +571,7 @@ function warnAboutDefaultUids(client: JobClient): void {
       .map((o) => ({ name: o.name, kind: o.spec.kind, uid: o.uid })),
   );
   if (operators.length === 0) return;
-  client.emit(
-    'warning',
+  client.warn(
     new JobWarning(
       { kind: 'operators-without-uid', operators },
       `${operators.length} stateful operator(s) have no explicit uid (${operators.map((o) => `"${o.name}"`).join(', ')}); ` +

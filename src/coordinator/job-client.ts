@@ -2,14 +2,19 @@
  * The user's handle on a running job (`startJob`), and `runJob` for bounded jobs.
  *
  * The client owns the job's life: it deploys an {@link Execution} per attempt, collects what
- * sinks deliver, and on a task failure asks the restart strategy whether and when to redeploy
- * (from the latest completed checkpoint, once checkpointing lands in the runtime).
+ * sinks deliver, and on a failure carries out {@link decideFailover}: a fatal error ends the job
+ * at once, anything else restarts as the restart strategy says (from the latest completed
+ * checkpoint when checkpointing is on).
  */
 
 import { EventEmitter } from 'node:events';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildStreamGraph } from '../api/define-job.js';
+import { consoleLogger, errorField, type LogLevel } from '../api/logger.js';
 import {
   InvalidOptionError,
+  JobAbortedError,
   JobCancelledError,
   JobFailedError,
   JobStateError,
@@ -24,6 +29,7 @@ import { JobCheckpointing } from './job-checkpointing.js';
 import type { FreshStartEvent, RestoredEvent } from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
+import { decideFailover } from './restore-planning.js';
 import { type DeployedTask, Execution, TaskPool } from './scheduler.js';
 
 /** Per-operator totals over all subtasks of the last attempt. */
@@ -82,25 +88,71 @@ export interface JobResult {
   readonly plan: ExecutionPlan;
 }
 
-/**
- * Typed listeners of the restore events (payloads in `job-events.ts`); every other event keeps
- * EventEmitter's signature.
- */
-export interface JobClient {
-  on(event: 'restored', listener: (event: RestoredEvent) => void): this;
-  on(event: 'fresh-start', listener: (event: FreshStartEvent) => void): this;
-  /** A {@link JobWarning} for restore decisions; other warnings are plain errors. */
-  on(event: 'warning', listener: (warning: Error) => void): this;
-  on(event: string | symbol, listener: (...args: any[]) => void): this;
-  once(event: 'restored', listener: (event: RestoredEvent) => void): this;
-  once(event: 'fresh-start', listener: (event: FreshStartEvent) => void): this;
-  once(event: 'warning', listener: (warning: Error) => void): this;
-  once(event: string | symbol, listener: (...args: any[]) => void): this;
+/** Payload of the `deployed` event. */
+export interface DeployedEvent {
+  /** 0 for the first attempt, +1 per restart (the `ctx.attempt` of user functions). */
+  readonly attempt: number;
+  /** The checkpoint this attempt restored, if any. */
+  readonly restoredFrom: number | undefined;
 }
 
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface only narrows `on`/`once` overloads of the class's inherited EventEmitter methods
+/** Payload of the `restarting` event. */
+export interface RestartingEvent {
+  /** The attempt about to start (1 for the first restart). */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** The failure that caused the restart. */
+  readonly cause: TaskFailureError;
+}
+
+/**
+ * The events of a {@link JobClient}, as `name: [listener arguments]`. Listeners run on the main
+ * thread, synchronously with the client's bookkeeping: keep them short.
+ */
+export interface JobEvents {
+  /** An attempt was deployed: every task was handed to a worker (emitted once per attempt). */
+  deployed: [event: DeployedEvent];
+  /** A restartable failure: the job restarts after `delayMs` (not emitted for fatal failures). */
+  restarting: [event: RestartingEvent];
+  /** A checkpoint completed (every task acknowledged it and its metadata is durable). */
+  checkpoint: [stats: CompletedCheckpointStats];
+  /** A live sample of the task counters, every `metricsInterval` ms (see {@link JobClient.metrics}). */
+  metrics: [metrics: JobMetrics];
+  /** `restoreFrom` was honoured: the first attempt starts from this checkpoint. */
+  restored: [event: RestoredEvent];
+  /** `restoreFrom: 'latest'` found no completed checkpoint: the job starts from the beginning. */
+  'fresh-start': [event: FreshStartEvent];
+  /**
+   * Something went wrong without failing the job: a checkpoint failed (within
+   * `tolerableFailures`), a final checkpoint is retried; restore decisions come as a
+   * {@link JobWarning} (`details.kind`: a fallback past damaged checkpoints, state dropped with
+   * `allowNonRestoredState`, stateful operators without an explicit uid).
+   */
+  warning: [warning: Error];
+}
+
+/** A listener of the event `E`. */
+export type JobEventListener<E extends keyof JobEvents> = (...args: JobEvents[E]) => void;
+
+/**
+ * Typed `on`/`once`/`off` for {@link JobEvents} (declaration merging: works with every
+ * `@types/node` version, also those without a generic `EventEmitter`).
+ */
+export interface JobClient {
+  on<E extends keyof JobEvents>(event: E, listener: JobEventListener<E>): this;
+  once<E extends keyof JobEvents>(event: E, listener: JobEventListener<E>): this;
+  off<E extends keyof JobEvents>(event: E, listener: JobEventListener<E>): this;
+  addListener<E extends keyof JobEvents>(event: E, listener: JobEventListener<E>): this;
+  removeListener<E extends keyof JobEvents>(event: E, listener: JobEventListener<E>): this;
+  emit<E extends keyof JobEvents>(event: E, ...args: JobEvents[E]): boolean;
+}
+
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above only narrows EventEmitter's methods to JobEvents.
 export class JobClient extends EventEmitter {
-  /** Resolves with the result of a bounded job; rejects with JobFailedError or JobCancelledError. */
+  /**
+   * Resolves with the result of a bounded job; rejects with JobFailedError, JobCancelledError, or
+   * (the `signal` was aborted) JobAbortedError.
+   */
   readonly done: Promise<JobResult>;
   readonly plan: ExecutionPlan;
   readonly options: ResolvedJobOptions;
@@ -116,6 +168,12 @@ export class JobClient extends EventEmitter {
   #savepoint: Savepoint | null = null;
   #ended = false;
   #cancelled = false;
+  /** Set when the `signal` option aborted the job: `done` rejects with it. */
+  #aborted: JobAbortedError | null = null;
+  /** Wakes a restart delay early (cancel, abort). */
+  #interruptDelay: (() => void) | null = null;
+  /** `job` field of every log record: the job module's file name. */
+  readonly #jobName: string;
   #lastMetrics: ReadonlyMap<string, readonly OperatorMetrics[]> = new Map();
   /** Tasks of the first attempt that reported `running`; at the last one, `#startupMs` is set. */
   #runningTasks = 0;
@@ -133,28 +191,73 @@ export class JobClient extends EventEmitter {
   constructor(jobModule: string, plan: ExecutionPlan, options: ResolvedJobOptions) {
     super();
     this.#jobModule = jobModule;
+    this.#jobName = jobModule.startsWith('file:') ? basename(fileURLToPath(jobModule)) : jobModule;
     this.plan = plan;
     this.options = options;
+    // A collect sink that receives nothing still appears in the result, as [].
+    for (const v of plan.vertices) {
+      for (const op of v.operators) {
+        if (op.spec.kind === 'sink' && op.spec.sink.type === 'collect') this.#sinks[op.spec.sink.name] = [];
+      }
+    }
     // Start on the next turn of the event loop: a caller that does `const c = await startJob(…);
     // c.on('deployed', …)` attaches its listeners in microtasks before that, so it sees every event.
     this.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#run());
     // The caller may only await `done` later; an unobserved rejection must not crash the process.
     this.done.catch(() => undefined);
     void this.done.then(
-      () => {
+      (result) => {
         this.#ended = true;
+        this.#log('info', { status: result.status, restarts: result.restarts }, 'job ended');
       },
-      () => {
+      (error: unknown) => {
         this.#ended = true;
+        this.#log('error', { err: errorField(error) }, 'job failed');
       },
+    );
+    // After `done` exists: an abort cancels, and cancel() awaits `done`.
+    const signal = options.signal;
+    if (signal) {
+      const onAbort = (): void => {
+        this.#aborted ??= new JobAbortedError(signal.reason);
+        void this.cancel();
+      };
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        // The listener must not keep the signal (often long-lived) holding this job.
+        void this.#settled().then(() => signal.removeEventListener('abort', onAbort));
+      }
+    }
+  }
+
+  /** Resolves once `done` settled, either way. */
+  #settled(): Promise<void> {
+    return this.done.then(
+      () => undefined,
+      () => undefined,
     );
   }
 
-  /** Cancels the job: every task stops, every thread is released; `done` rejects with JobCancelledError. */
+  /** Logs the job's lifecycle through the `logger` option (nothing without one), with the job's fields. */
+  #log(level: LogLevel, fields: Record<string, unknown>, msg: string): void {
+    this.options.logger?.[level]({ job: this.#jobName, ...fields }, msg);
+  }
+
+  /**
+   * Cancels the job: every task stops, every thread is released; `done` rejects with
+   * JobCancelledError (JobAbortedError when the `signal` option aborted it).
+   */
   async cancel(): Promise<void> {
     this.#cancelled = true;
+    this.#interruptDelay?.();
     await this.#execution?.cancel();
-    await this.done.catch(() => undefined);
+    await this.#settled();
+  }
+
+  /** The error `done` rejects with after a cancel. */
+  #cancelledError(): Error {
+    return this.#aborted ?? new JobCancelledError();
   }
 
   /**
@@ -213,7 +316,7 @@ export class JobClient extends EventEmitter {
   }
 
   async #run(): Promise<JobResult> {
-    if (this.#cancelled) throw new JobCancelledError();
+    if (this.#cancelled) throw this.#cancelledError();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     this.#checkpointing = checkpoints;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
@@ -253,10 +356,9 @@ export class JobClient extends EventEmitter {
         // cancel() may have run before this execution existed.
         if (this.#cancelled) void execution.cancel();
         checkpoints?.attach(execution);
-        this.emit('deployed', {
-          attempt,
-          restoredFrom: restore ? [...restore.values()][0]?.checkpointId : undefined,
-        });
+        const restoredFrom = restore ? [...restore.values()][0]?.checkpointId : undefined;
+        this.#log('info', { attempt, checkpointId: restoredFrom }, 'job deployed');
+        this.emit('deployed', { attempt, restoredFrom });
         const stopSampling = this.#sampleMetrics(execution);
         const outcome = await execution.done;
         stopSampling();
@@ -274,19 +376,34 @@ export class JobClient extends EventEmitter {
             };
           case 'cancelled':
             if (this.#savepoint) return this.#stoppedResult(this.#savepoint);
-            throw new JobCancelledError();
+            throw this.#cancelledError();
           case 'failed': {
             if (this.#savepoint) return this.#stoppedResult(this.#savepoint);
-            if (this.#cancelled) throw new JobCancelledError();
-            const decision = restartStrategy.onFailure(Date.now());
-            if (decision.kind === 'give-up') throw this.#giveUp(outcome.error);
+            if (this.#cancelled) throw this.#cancelledError();
+            const decision = decideFailover({
+              error: outcome.error,
+              nowMs: Date.now(),
+              strategy: restartStrategy,
+            });
+            if (decision.kind === 'fail-job') throw this.#failJob(outcome.error, decision.reason);
+            this.#log(
+              'warn',
+              {
+                attempt: attempt + 1,
+                delayMs: decision.delayMs,
+                task: outcome.error.task,
+                operator: outcome.error.operator,
+                err: errorField(outcome.error),
+              },
+              'task failed; restarting',
+            );
             this.emit('restarting', {
               attempt: attempt + 1,
               delayMs: decision.delayMs,
               cause: outcome.error,
             });
-            if (decision.delayMs > 0) await new Promise((r) => setTimeout(r, decision.delayMs));
-            if (this.#cancelled) throw new JobCancelledError();
+            if (decision.delayMs > 0) await this.#delay(decision.delayMs);
+            if (this.#cancelled) throw this.#cancelledError();
             this.#restarts++;
             restore = checkpoints ? checkpoints.restoreForRestart() : null;
             break;
@@ -342,10 +459,41 @@ export class JobClient extends EventEmitter {
     };
   }
 
+  /** Waits a restart delay; cancel() and the signal end it early. */
+  #delay(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(wake, ms);
+      const self = this;
+      function wake(): void {
+        clearTimeout(timer);
+        self.#interruptDelay = null;
+        resolve();
+      }
+      this.#interruptDelay = wake;
+    });
+  }
+
   /** Called by the checkpointing glue when a checkpoint completes. */
   recordCheckpoint(stats: CompletedCheckpointStats): void {
     this.#checkpoints.push(stats);
+    this.#log(
+      'debug',
+      { checkpointId: stats.checkpointId, durationMs: stats.durationMs },
+      'checkpoint completed',
+    );
     this.emit('checkpoint', stats);
+  }
+
+  /** @internal Called by the checkpointing glue for a problem that does not fail the job: logs it and emits `warning`. */
+  warn(error: unknown): void {
+    const e = error instanceof Error ? error : new Error(String(error));
+    this.#log('warn', { err: errorField(e) }, e.message);
+    this.emit('warning', e);
+  }
+
+  /** @internal Logs through the `logger` option (the checkpointing glue's restore decisions). */
+  log(level: LogLevel, fields: Record<string, unknown>, msg: string): void {
+    this.#log(level, fields, msg);
   }
 
   /** Fails the current attempt (e.g. too many checkpoint failures): the restart strategy decides. */
@@ -353,11 +501,14 @@ export class JobClient extends EventEmitter {
     this.#execution?.fail(error);
   }
 
-  #giveUp(cause: TaskFailureError): JobFailedError {
+  #failJob(cause: TaskFailureError, reason: 'fatal-error' | 'restarts-exhausted'): JobFailedError {
+    const first = cause.message.split('\n')[0];
     const error = new JobFailedError(
-      `job failed after ${this.#restarts} restart(s): ${cause.message.split('\n')[0]}`,
+      reason === 'fatal-error'
+        ? `job failed with a fatal error (not restarted; restarting cannot fix it) after ${this.#restarts} restart(s): ${first}`
+        : `job failed after ${this.#restarts} restart(s): ${first}`,
       this.#restarts,
-      { cause },
+      { cause, reason },
     );
     error.suppressed.push(...this.#strayErrors);
     return error;
@@ -372,7 +523,12 @@ export class JobClient extends EventEmitter {
   #onStrayError(error: TaskFailureError): void {
     this.#strayErrors.push(error);
     if (this.listenerCount('warning') > 0) this.emit('warning', error);
-    else console.warn(`weir: ${error.message}`);
+    else {
+      (this.options.logger ?? consoleLogger).warn(
+        { job: this.#jobName, task: error.task, err: errorField(error) },
+        'worker error outside a running attempt',
+      );
+    }
   }
 
   #onTaskEvent(task: DeployedTask, event: TaskEvent): void {
@@ -392,6 +548,12 @@ export class JobClient extends EventEmitter {
       case 'running':
         if (this.#restarts === 0 && ++this.#runningTasks === this.#execution?.tasks.length)
           this.#startupMs = performance.now() - this.#startedAt;
+        break;
+      case 'log':
+        (this.options.logger ?? consoleLogger)[event.level](
+          { job: this.#jobName, task: task.label, attempt: this.#restarts, ...event.fields },
+          event.msg,
+        );
         break;
       case 'failed':
       case 'finished':
@@ -437,6 +599,7 @@ function summarize(
  */
 export async function startJob(jobModule: string | URL, options: JobOptions = {}): Promise<JobClient> {
   const resolved = resolveJobOptions(options);
+  if (resolved.signal?.aborted) throw new JobAbortedError(resolved.signal.reason);
   const url = jobModuleUrl(jobModule);
   const def = await importJobModule(url);
   const graph = buildStreamGraph(def, resolved.args, url);

@@ -3,8 +3,10 @@
  * {@link InvalidOptionError} naming the option before any thread starts.
  */
 
+import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';
 import { InvalidOptionError } from '../errors.js';
-import type { RestartStrategyOptions } from './restart-strategy.js';
+import { checkKnownKeys, type KeyTable } from './option-keys.js';
+import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 
 export type { RestartStrategyOptions };
 
@@ -101,7 +103,83 @@ export interface JobOptions {
    * Watermarks, timers and end of input are not watched (their work can legitimately be long).
    */
   readonly stuckTaskTimeout?: number;
+  /**
+   * Cancels the job when aborted: every task stops and `done` rejects with a
+   * {@link JobAbortedError} (`name === 'AbortError'`, `cause` the signal's reason). An
+   * already-aborted signal makes `startJob`/`runJob` reject at once, before anything starts.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * A pino-compatible logger (`{ debug, info, warn, error }`) for the main thread and the
+   * workers (their records are forwarded to the main thread). Without one, the job's lifecycle
+   * is not logged (it is in the events and in `done`), and warnings and errors from workers and
+   * connectors (e.g. a failed cleanup) go to the console ({@link consoleLogger}).
+   */
+  readonly logger?: Logger;
 }
+
+/**
+ * Known keys per options object (see option-keys.ts): adding an option to a type without adding
+ * it here does not compile.
+ */
+const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
+  parallelism: true,
+  maxParallelism: true,
+  args: true,
+  checkpointing: true,
+  stateBackend: true,
+  restartStrategy: true,
+  restoreFrom: true,
+  allowNonRestoredState: true,
+  allowFallbackPastDamaged: true,
+  channels: true,
+  metricsInterval: true,
+  stuckTaskTimeout: true,
+  signal: true,
+  logger: true,
+};
+
+const CHECKPOINTING_OPTION_KEYS: KeyTable<CheckpointingOptions> = {
+  interval: true,
+  mode: true,
+  unaligned: true,
+  timeout: true,
+  minPause: true,
+  maxConcurrent: true,
+  tolerableFailures: true,
+  dir: true,
+  retain: true,
+  incremental: true,
+  fullEvery: true,
+};
+
+const CHANNEL_OPTION_KEYS: KeyTable<ChannelOptions> = {
+  ringBytes: true,
+  batchRecords: true,
+  batchBytes: true,
+  recordFormat: true,
+};
+
+type RestartStrategyOf<T extends RestartStrategyOptions['type']> = Extract<
+  RestartStrategyOptions,
+  { type: T }
+>;
+
+const RESTART_STRATEGY_OPTION_KEYS: {
+  readonly [T in RestartStrategyOptions['type']]: KeyTable<RestartStrategyOf<T>>;
+} = {
+  none: { type: true },
+  'fixed-delay': { type: true, attempts: true, delay: true },
+  'exponential-delay': {
+    type: true,
+    initial: true,
+    max: true,
+    multiplier: true,
+    resetAfter: true,
+    jitter: true,
+    attempts: true,
+  },
+};
 
 /** Options with defaults applied. */
 export interface ResolvedJobOptions {
@@ -119,6 +197,9 @@ export interface ResolvedJobOptions {
   readonly channels: Required<ChannelOptions>;
   readonly metricsInterval: number;
   readonly stuckTaskTimeout: number;
+  readonly signal: AbortSignal | undefined;
+  /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
+  readonly logger: Logger | undefined;
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -133,6 +214,7 @@ export const DEFAULT_STUCK_TASK_TIMEOUT_MS = 5000;
 
 export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   if (typeof o !== 'object' || o === null) throw new InvalidOptionError('options', 'must be an object');
+  checkKnownKeys(o, '', JOB_OPTION_KEYS);
   const parallelism =
     o.parallelism === undefined ? 1 : int('parallelism', o.parallelism, 1, UPPER_BOUND_MAX_PARALLELISM);
   const maxParallelism =
@@ -150,6 +232,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   let checkpointing: ResolvedJobOptions['checkpointing'] = null;
   if (o.checkpointing !== undefined) {
     const c = o.checkpointing;
+    if (typeof c !== 'object' || c === null) {
+      throw new InvalidOptionError('checkpointing', `must be an object, got ${JSON.stringify(c)}`);
+    }
+    checkKnownKeys(c, 'checkpointing', CHECKPOINTING_OPTION_KEYS);
     const mode = c.mode ?? 'exactly-once';
     if (mode !== 'exactly-once' && mode !== 'at-least-once') {
       throw new InvalidOptionError(
@@ -202,6 +288,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     );
   }
   const restartStrategy = o.restartStrategy ?? { type: 'none' };
+  // Built once here only to check it up front (the client builds its own per run).
+  createRestartStrategy(restartStrategy);
+  const strategyKeys = RESTART_STRATEGY_OPTION_KEYS[restartStrategy.type];
+  checkKnownKeys<RestartStrategyOptions>(restartStrategy, 'restartStrategy', strategyKeys);
   if (o.restoreFrom !== undefined && (typeof o.restoreFrom !== 'string' || o.restoreFrom.length === 0)) {
     throw new InvalidOptionError('restoreFrom', "must be 'latest' or a checkpoint directory path");
   }
@@ -218,6 +308,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   const allowNonRestoredState = bool('allowNonRestoredState', o.allowNonRestoredState);
   const allowFallbackPastDamaged = bool('allowFallbackPastDamaged', o.allowFallbackPastDamaged);
   const ch = o.channels ?? {};
+  if (typeof ch !== 'object' || ch === null) {
+    throw new InvalidOptionError('channels', `must be an object, got ${JSON.stringify(ch)}`);
+  }
+  checkKnownKeys(ch, 'channels', CHANNEL_OPTION_KEYS);
   const channels = {
     ringBytes: ch.ringBytes === undefined ? 1 << 20 : int('channels.ringBytes', ch.ringBytes, 4096, 1 << 30),
     batchRecords:
@@ -243,6 +337,8 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       o.stuckTaskTimeout === undefined
         ? DEFAULT_STUCK_TASK_TIMEOUT_MS
         : int('stuckTaskTimeout', o.stuckTaskTimeout, 0, 86_400_000),
+    signal: signalOf(o.signal),
+    logger: loggerOf(o.logger),
   };
 }
 
@@ -251,6 +347,33 @@ function bool(name: string, v: unknown): boolean {
   if (typeof v !== 'boolean')
     throw new InvalidOptionError(name, `must be a boolean, got ${JSON.stringify(v)}`);
   return v;
+}
+
+function signalOf(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) {
+    throw new InvalidOptionError(
+      'signal',
+      "must be an AbortSignal (e.g. AbortSignal.timeout(ms), or an AbortController's signal)",
+    );
+  }
+  return signal;
+}
+
+function loggerOf(logger: unknown): Logger | undefined {
+  if (logger === undefined) return undefined;
+  if (typeof logger !== 'object' || logger === null) {
+    throw new InvalidOptionError('logger', 'must be a pino-compatible logger: { debug, info, warn, error }');
+  }
+  for (const level of LOG_LEVELS) {
+    if (typeof (logger as Record<string, unknown>)[level] !== 'function') {
+      throw new InvalidOptionError(
+        'logger',
+        `must be a pino-compatible logger; its ${level} is not a function`,
+      );
+    }
+  }
+  return logger as Logger;
 }
 
 function recordFormatOf(format: unknown): 'auto' | 'msgpack' {

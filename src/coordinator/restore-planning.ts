@@ -157,25 +157,19 @@ export type FailoverDecision =
       readonly delayMs: number;
       /** 1 for the first restart. */
       readonly attempt: number;
-      readonly restoreFrom:
-        | { readonly kind: 'checkpoint'; readonly checkpointId: number }
-        | { readonly kind: 'fresh-start' };
     }
   | {
       readonly kind: 'fail-job';
       readonly reason: 'fatal-error' | 'restarts-exhausted';
       readonly error: unknown;
-    }
-  /** A checkpoint decline reached the failover path: it does not fail the job. */
-  | { readonly kind: 'continue' };
+    };
 
 export interface FailoverFacts {
+  /** What failed the execution (a {@link TaskFailureError} carries the original's kind). */
   readonly error: unknown;
   readonly nowMs: number;
   /** Consulted only for restartable failures (it counts attempts). */
   readonly strategy: { onFailure(nowMs: number): RestartDecision };
-  /** Id of the newest completed checkpoint in the store, if any. */
-  readonly latestCompletedCheckpointId: number | undefined;
 }
 
 /** A {@link WeirError}'s own kind; anything else thrown (user code, a crash) is a task failure. */
@@ -184,24 +178,19 @@ export function failureKindOf(error: unknown): FailureKind {
 }
 
 /**
- * After a failure: fatal errors fail the job without consulting the strategy (restarting
- * cannot help, and must not use up an attempt); declines do not fail the job; task failures
- * restart as the strategy says, from the latest completed checkpoint or from the beginning.
+ * After an execution failed: fatal errors fail the job without consulting the strategy
+ * (restarting runs the same code or configuration again, and must not use up an attempt);
+ * everything else restarts as the strategy says. A `decline` that reached this path failed its
+ * execution (its tasks are gone), so it restarts like a task failure. Where the restart restores
+ * from (the latest completed checkpoint) is the checkpointing's decision, not this one.
  */
 export function decideFailover(facts: FailoverFacts): FailoverDecision {
-  const kind = failureKindOf(facts.error);
-  if (kind === 'decline') return { kind: 'continue' };
-  if (kind === 'fatal') return { kind: 'fail-job', reason: 'fatal-error', error: facts.error };
+  if (failureKindOf(facts.error) === 'fatal') {
+    return { kind: 'fail-job', reason: 'fatal-error', error: facts.error };
+  }
   const decision = facts.strategy.onFailure(facts.nowMs);
-  if (decision.kind === 'give-up')
+  if (decision.kind === 'give-up') {
     return { kind: 'fail-job', reason: 'restarts-exhausted', error: facts.error };
-  return {
-    kind: 'restart',
-    delayMs: decision.delayMs,
-    attempt: decision.attempt,
-    restoreFrom:
-      facts.latestCompletedCheckpointId === undefined
-        ? { kind: 'fresh-start' }
-        : { kind: 'checkpoint', checkpointId: facts.latestCompletedCheckpointId },
-  };
+  }
+  return { kind: 'restart', delayMs: decision.delayMs, attempt: decision.attempt };
 }

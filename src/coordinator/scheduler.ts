@@ -431,6 +431,9 @@ export class Execution {
       original.stack = detail.stack;
       const error = new TaskFailureError(task.label, detail.operator, detail.message, detail.stack, {
         cause: original,
+        failureKind: detail.failureKind,
+        originalName: detail.errorName,
+        originalCode: detail.errorCode,
       });
       this.#observe({ error, origin: 'task', consequence: detail.consequence });
     } else {

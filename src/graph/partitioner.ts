@@ -16,6 +16,7 @@ import {
   operatorIndexForKeyGroup,
   UPPER_BOUND_MAX_PARALLELISM,
 } from '../state/key-groups.js';
+import { synchronousResult } from '../worker/operators/synchronous-result.js';
 import type { ExecutionPlan, JobEdge } from './execution-plan.js';
 import type { Partitioning } from './stream-graph.js';
 
@@ -77,6 +78,7 @@ export class HashPartitioner implements Partitioner {
   readonly #maxParallelism: number;
   /** The keyed operator, named in key errors. */
   readonly #operatorName: string;
+  readonly #plainOperatorName: string;
   constructor(
     keySelector: KeySelector<any, any>,
     consumerParallelism: number,
@@ -87,9 +89,12 @@ export class HashPartitioner implements Partitioner {
     this.#consumers = consumerParallelism;
     this.#maxParallelism = maxParallelism;
     this.#operatorName = operatorName;
+    // `operatorName` comes quoted for the key errors' messages; the thenable error quotes itself.
+    this.#plainOperatorName = /^"(.*)"$/.exec(operatorName)?.[1] ?? operatorName;
   }
   select(record: unknown): number {
-    const keyGroup = assignToKeyGroup(this.#keySelector(record), this.#maxParallelism, this.#operatorName);
+    const key = synchronousResult(this.#keySelector(record), this.#plainOperatorName, 'key selector');
+    const keyGroup = assignToKeyGroup(key, this.#maxParallelism, this.#operatorName);
     return operatorIndexForKeyGroup(this.#maxParallelism, this.#consumers, keyGroup);
   }
 }

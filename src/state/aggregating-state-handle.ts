@@ -4,6 +4,7 @@
  */
 
 import type { AggregateFunction, AggregatingState } from '../api/functions.js';
+import { synchronousResult } from '../worker/operators/synchronous-result.js';
 import { isMutable } from './copy-value.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
@@ -24,12 +25,13 @@ export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, 
     const core = this.#core;
     const e = core.find(this.#table);
     if (e === undefined) {
-      core.insert(this.#table, this.#fn.add(value, this.#fn.createAccumulator()));
+      const acc = this.#checked(this.#fn.createAccumulator(), 'createAccumulator');
+      core.insert(this.#table, this.#checked(this.#fn.add(value, acc), 'add'));
       return;
     }
     if (isMutable(e.value)) core.touchForMutation(this.#table, e);
     else core.touchForOverwrite(this.#table, e);
-    e.value = this.#fn.add(value, e.value as ACC);
+    e.value = this.#checked(this.#fn.add(value, e.value as ACC), 'add');
     e.expiresAt = core.expiresAt(this.#table);
   }
 
@@ -37,7 +39,16 @@ export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, 
     const e = this.#core.find(this.#table);
     if (e === undefined) return undefined;
     if (isMutable(e.value)) this.#core.touchForMutation(this.#table, e);
-    return this.#fn.getResult(e.value as ACC);
+    return this.#checked(this.#fn.getResult(e.value as ACC), 'getResult');
+  }
+
+  /** Rejects a promise returned by the aggregate function (the task names the operator). */
+  #checked<R>(result: R, method: string): R {
+    return synchronousResult(
+      result,
+      undefined,
+      `aggregate function ${method} of aggregating state "${this.#table.name}"`,
+    );
   }
 
   clear(): void {

@@ -5,6 +5,7 @@
  */
 
 import type { ReduceFunction, ReducingState } from '../api/functions.js';
+import { synchronousResult } from '../worker/operators/synchronous-result.js';
 import { isMutable } from './copy-value.js';
 import type { KeyedStateCore } from './keyed-state-core.js';
 import type { StateTable } from './state-table.js';
@@ -30,7 +31,11 @@ export class HeapReducingState<T> implements ReducingState<T> {
     }
     if (isMutable(e.value)) core.touchForMutation(this.#table, e);
     else core.touchForOverwrite(this.#table, e);
-    e.value = this.#reduce(e.value as T, value);
+    e.value = synchronousResult(
+      this.#reduce(e.value as T, value),
+      undefined,
+      `reduce function of reducing state "${this.#table.name}"`,
+    );
     e.expiresAt = core.expiresAt(this.#table);
   }
 

@@ -6,6 +6,7 @@
 
 import { isCommittingSink } from '../api/committing-sink.js';
 import type { RuntimeContext } from '../api/functions.js';
+import type { Logger } from '../api/logger.js';
 import type { SinkContext } from '../api/source.js';
 import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
@@ -46,6 +47,8 @@ export interface ChainEnvironment {
   sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;
   /** Stuck-task watchdog: chained hops record which operator runs (null: no watchdog). */
   readonly busy?: BusyMarker | null;
+  /** The job's logger for one operator's connector code (records carry `operator`); absent: none. */
+  logger?(operatorName: string): Logger;
 }
 
 class FanWatermarkOutput implements WatermarkOutput {
@@ -165,14 +168,16 @@ function createOperator(
         spec.source,
         env.restoredOperatorState(uid),
         (r) => env.sinkContext(ctx, r),
+        env.logger?.(name),
       );
     case 'map':
       return new MapOperator(nodeId, name, uid, ctx, out, spec.fn);
     case 'filter':
       return new FilterOperator(nodeId, name, uid, ctx, out, spec.fn);
     case 'flat-map':
+      return new FlatMapOperator(nodeId, name, uid, ctx, out, spec.fn, 'flatMap function');
     case 'process':
-      return new FlatMapOperator(nodeId, name, uid, ctx, out, spec.fn);
+      return new FlatMapOperator(nodeId, name, uid, ctx, out, spec.fn, 'process function');
     case 'assign-timestamps':
       return new TimestampsAndWatermarksOperator(
         nodeId,

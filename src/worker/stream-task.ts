@@ -22,6 +22,7 @@
  */
 
 import type { MessagePort } from 'node:worker_threads';
+import { consoleLogger, type Logger } from '../api/logger.js';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
 import { assertNever } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
@@ -116,6 +117,8 @@ export interface StreamTaskOptions {
   /** Builds the barrier handler once the task can act on its decisions. */
   readonly createBarrierHandler: ((task: BarrierHandlerActions) => TaskBarrierHandler) | null;
   readonly storage: TaskSnapshotStorage | null;
+  /** The job's logger (records are forwarded to the main thread; see task-logger.ts). Default: the console. */
+  readonly logger?: Logger;
   readonly eventPort: MessagePort;
   /** Unaligned checkpoints: records in-flight data as channel state. */
   readonly channelState?: ChannelStateRecorder | null;
@@ -228,7 +231,10 @@ export class StreamTask implements BarrierHandlerActions {
           op.close();
         } catch (e) {
           // close() failures must not hide the original failure; they are reported as a warning.
-          console.warn(`weir: ${this.#o.name}: closing ${op.name} failed:`, e);
+          (this.#o.logger ?? consoleLogger).warn(
+            { operator: op.name, err: e },
+            'closing the operator failed',
+          );
         }
       }
       this.#o.gate?.close();

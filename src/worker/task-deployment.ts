@@ -5,9 +5,10 @@
  */
 
 import type { MessagePort } from 'node:worker_threads';
+import type { LogLevel } from '../api/logger.js';
 import type { CheckpointingMode } from '../api/source.js';
 import type { CheckpointType } from '../channels/frame.js';
-import type { CheckpointFailureReason } from '../errors.js';
+import type { CheckpointFailureReason, FailureKind } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
 import type { TaskFailureDescription } from './task-failure-description.js';
@@ -130,6 +131,16 @@ export type TaskEvent =
       readonly message: string;
     }
   | ({ readonly kind: 'failed' } & TaskFailureDescription)
+  /**
+   * A log record for the job's `logger` (workers cannot receive functions). `fields` are
+   * structured-clone safe: `operator`, `checkpointId`, `err` as `{ name, message, stack }`.
+   */
+  | {
+      readonly kind: 'log';
+      readonly level: LogLevel;
+      readonly msg: string;
+      readonly fields: Readonly<Record<string, unknown>>;
+    }
   /** All inputs ended and operators finished; with checkpointing the task now awaits the final checkpoint. */
   /** The task loaded the job module, opened its channels and restored its state; it runs now. */
   | { readonly kind: 'running' }

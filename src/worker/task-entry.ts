@@ -29,6 +29,7 @@ import { StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
 import { describeFailure, type TaskFailureDescription } from './task-failure-description.js';
+import { taskLogger } from './task-logger.js';
 import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
 
@@ -41,6 +42,7 @@ export type TaskResult =
 
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   const post = (e: TaskEvent) => d.eventPort.postMessage(e);
+  const log = taskLogger(post);
   const disposers: (() => void | Promise<void>)[] = [];
   let closeChannels: (() => void) | undefined;
   try {
@@ -105,12 +107,14 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       time,
       createKeyedBackend: keyedBackends.create,
       busy,
+      logger: (operatorName) => taskLogger(post, { operator: operatorName }),
       restoredOperatorState: (uid) => (d.restore ? (d.restore.operatorState[uid] ?? []) : undefined),
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
         ...base,
         checkpointingMode,
         restoredState,
         restoredCheckpointId: d.restore?.checkpointId,
+        logger: taskLogger(post, { operator: base.operatorName }),
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
       }),
     });
@@ -159,6 +163,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
           : null,
       storage,
       eventPort: d.eventPort,
+      logger: log,
       channelState,
       replay,
       busy,
@@ -177,7 +182,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       try {
         await dispose();
       } catch (e) {
-        console.warn('weir: task cleanup failed:', e);
+        log.warn({ err: e }, 'task cleanup failed');
       }
     }
     // The event port is left open: closing it here could drop events still in flight. The main

@@ -5,7 +5,14 @@
  * failures (see coordinator/failure-attribution.ts).
  */
 
-import { ChannelClosedError, ValueNotSerializableError } from '../errors.js';
+import {
+  AsyncUserFunctionError,
+  ChannelClosedError,
+  type FailureKind,
+  KeyNotSerializableError,
+  ValueNotSerializableError,
+  WeirError,
+} from '../errors.js';
 import { UserCodeError } from './operators/stream-operator.js';
 
 export interface TaskFailureDescription {
@@ -23,6 +30,10 @@ export interface TaskFailureDescription {
    * reports such a failure as the attempt's cause while it knows a root cause.
    */
   readonly consequence: boolean;
+  /** The original error's kind (a WeirError's own, else `task`): `fatal` ends the job without restarts. */
+  readonly failureKind: FailureKind;
+  /** The original error's `code`, when it had one (`ERR_WEIR_ASYNC_USER_FUNCTION`, ...). */
+  readonly errorCode: string | undefined;
 }
 
 /** Name of the error a task's loop throws when the scheduler cancels it (see stream-task.ts). */
@@ -36,7 +47,11 @@ export function describeFailure(e: unknown): TaskFailureDescription {
       ? orig.operator
       : e instanceof UserCodeError
         ? e.operator
-        : undefined;
+        : // Raised by a partitioner outside any operator's guard (a source's output): names one.
+          e instanceof AsyncUserFunctionError || e instanceof KeyNotSerializableError
+          ? e.operator
+          : undefined;
+  const code = (orig as { code?: unknown } | null | undefined)?.code;
   const errorName = orig instanceof Error ? orig.name : typeof orig;
   const errorMessage = orig instanceof Error ? orig.message : String(orig);
   return {
@@ -49,5 +64,7 @@ export function describeFailure(e: unknown): TaskFailureDescription {
     // error: still a consequence, even though it passed through user code.
     consequence:
       orig instanceof ChannelClosedError || (orig instanceof Error && orig.name === TASK_CANCELLED),
+    failureKind: orig instanceof WeirError ? orig.failureKind : 'task',
+    errorCode: typeof code === 'string' ? code : undefined,
   };
 }

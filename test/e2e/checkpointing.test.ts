@@ -10,12 +10,12 @@ import { expectedSums, finalByKey, fixture, threadCount, threadCountSettles } fr
 const N = 6000;
 const KEYS = 10;
 
-async function run(failure: string, options: JobOptions & { at?: number }) {
+async function run(failure: string, { at, ...options }: JobOptions & { at?: number }) {
   const restoredFrom: (number | undefined)[] = [];
   const client = await startJob(fixture('checkpointed-sum.mjs'), {
     restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
     ...options,
-    args: { failure, n: String(N), keys: String(KEYS), at: String(options.at ?? 0.6) },
+    args: { failure, n: String(N), keys: String(KEYS), at: String(at ?? 0.6) },
   });
   client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
     if (e.attempt > 0) restoredFrom.push(e.restoredFrom);

@@ -14,6 +14,7 @@ import {
   type Output,
   userCodeError,
 } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 /**
  * Keyed, both inputs share the key's state and timers (`ctx.timers`, fired into `fn.onTimer`);
@@ -63,7 +64,11 @@ export class CoProcessOperator extends AbstractStreamOperator {
     this.#domain = domain;
     if (this.fn.onTimer === undefined) return;
     try {
-      this.fn.onTimer(ts, this.#timerCtx as never, this.out);
+      synchronousResult(
+        this.fn.onTimer(ts, this.#timerCtx as never, this.out),
+        this.name,
+        'onTimer function',
+      );
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -72,9 +77,23 @@ export class CoProcessOperator extends AbstractStreamOperator {
   processElement(value: unknown, inputIndex: 0 | 1): void {
     this.recordsIn++;
     try {
-      if (this.keyed) this.keyed.backend.setCurrentKey(this.keyed.selectors[inputIndex](value));
-      if (inputIndex === 0) this.fn.processElement1(value, this.#fnCtx, this.out);
-      else this.fn.processElement2(value, this.#fnCtx, this.out);
+      if (this.keyed) {
+        const key = synchronousResult(this.keyed.selectors[inputIndex](value), this.name, 'key selector');
+        this.keyed.backend.setCurrentKey(key);
+      }
+      if (inputIndex === 0) {
+        synchronousResult(
+          this.fn.processElement1(value, this.#fnCtx, this.out),
+          this.name,
+          'processElement1',
+        );
+      } else {
+        synchronousResult(
+          this.fn.processElement2(value, this.#fnCtx, this.out),
+          this.name,
+          'processElement2',
+        );
+      }
     } catch (e) {
       throw userCodeError(this.name, e);
     }

@@ -18,6 +18,7 @@ import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
 import { AbstractKeyedOperator } from './keyed-operators.js';
 import { type Output, userCodeError } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 export const LEFT_BUFFER = '_join-left';
 export const RIGHT_BUFFER = '_join-right';
@@ -75,7 +76,7 @@ export class IntervalJoinOperator extends AbstractKeyedOperator {
     }
     let key: unknown;
     try {
-      key = this.#spec.keySelectors[inputIndex](value);
+      key = synchronousResult(this.#spec.keySelectors[inputIndex](value), this.name, 'key selector');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -133,7 +134,7 @@ export class IntervalJoinOperator extends AbstractKeyedOperator {
     ctx.timestamp = ts;
     this.#time.timestamp = ts;
     try {
-      this.#spec.fn(left, right, ctx, this.out);
+      synchronousResult(this.#spec.fn(left, right, ctx, this.out), this.name, 'interval join function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }

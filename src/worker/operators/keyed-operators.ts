@@ -24,6 +24,7 @@ import {
   type Output,
   userCodeError,
 } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 /** `ctx.timers` of operators without timers: every call names what to use instead. */
 const NO_TIMERS: TimerService = {
@@ -127,7 +128,7 @@ export abstract class AbstractKeyedOperator extends AbstractStreamOperator {
   protected setKey(selector: KeySelector<unknown, unknown>, value: unknown): void {
     let key: unknown;
     try {
-      key = selector(value);
+      key = synchronousResult(selector(value), this.name, 'key selector');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -169,7 +170,7 @@ export class KeyedProcessOperator extends AbstractKeyedOperator {
     this.recordsIn++;
     this.setKey(this.keySelector, value);
     try {
-      this.fn(value, this.#keyedCtx, this.out);
+      synchronousResult(this.fn(value, this.#keyedCtx, this.out), this.name, 'keyed process function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -187,7 +188,7 @@ export class KeyedProcessOperator extends AbstractKeyedOperator {
     this.#domain = domain;
     if (this.onTimer === undefined) return;
     try {
-      this.onTimer(ts, this.#timerCtx, this.out);
+      synchronousResult(this.onTimer(ts, this.#timerCtx, this.out), this.name, 'onTimer function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -216,7 +217,7 @@ export class KeyedReduceOperator extends AbstractKeyedOperator {
     const acc = this.#state.value();
     let next: unknown;
     try {
-      next = acc === undefined ? value : this.fn(acc, value);
+      next = acc === undefined ? value : synchronousResult(this.fn(acc, value), this.name, 'reduce function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }

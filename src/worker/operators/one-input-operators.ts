@@ -12,6 +12,7 @@ import type {
   RuntimeContext,
 } from '../../api/functions.js';
 import { AbstractStreamOperator, type Output, userCodeError } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 export class MapOperator extends AbstractStreamOperator {
   constructor(
@@ -28,7 +29,7 @@ export class MapOperator extends AbstractStreamOperator {
     this.recordsIn++;
     let result: unknown;
     try {
-      result = this.fn(value, this.ctx);
+      result = synchronousResult(this.fn(value, this.ctx), this.name, 'map function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -51,7 +52,7 @@ export class FilterOperator extends AbstractStreamOperator {
     this.recordsIn++;
     let keep: boolean;
     try {
-      keep = this.fn(value, this.ctx);
+      keep = synchronousResult(this.fn(value, this.ctx), this.name, 'filter function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -68,13 +69,16 @@ export class FlatMapOperator extends AbstractStreamOperator {
     ctx: RuntimeContext,
     out: Output,
     readonly fn: FlatMapFunction<unknown, unknown> | ProcessFunction<unknown, unknown>,
+    /** Named in errors: `flatMap function` or `process function`. */
+    readonly functionKind: string,
   ) {
     super(nodeId, name, uid, ctx, out);
   }
   processElement(value: unknown): void {
     this.recordsIn++;
     try {
-      this.fn(value, this.ctx, this.out);
+      // Returns nothing; an async function returns a promise, which is what this catches.
+      synchronousResult(this.fn(value, this.ctx, this.out), this.name, this.functionKind);
     } catch (e) {
       throw userCodeError(this.name, e);
     }

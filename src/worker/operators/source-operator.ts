@@ -9,6 +9,7 @@
 
 import { isCommittingSink } from '../../api/committing-sink.js';
 import type { RuntimeContext } from '../../api/functions.js';
+import type { Logger } from '../../api/logger.js';
 import type { PollResult, Sink, SinkContext, SinkWriter, Source, SourceReader } from '../../api/source.js';
 import {
   type DeadLetter,
@@ -81,6 +82,8 @@ export class SourceOperator extends AbstractStreamOperator {
     source: Source<unknown>,
     restoredState: readonly unknown[] | undefined,
     sinkContext: (restoredState: readonly unknown[] | undefined) => SinkContext,
+    /** The job's logger, for the reader's context. */
+    logger?: Logger,
   ) {
     super(nodeId, name, uid, ctx, out);
     const own = restoredState?.filter((e) => !isDeadLetterStateEntry(e));
@@ -118,6 +121,7 @@ export class SourceOperator extends AbstractStreamOperator {
     const readerCtx: DeadLetterSourceContext = {
       ...ctx,
       restoredState: own,
+      logger,
       deadLetters: driver ? { collect: (d) => driver.write(d) } : undefined,
     };
     this.reader = source.createReader(readerCtx);

@@ -5,7 +5,7 @@
  */
 
 import type { RuntimeContext } from '../../api/functions.js';
-import { KeyNotSerializableError } from '../../errors.js';
+import { AsyncUserFunctionError, KeyNotSerializableError } from '../../errors.js';
 import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
 
 export interface Output {
@@ -151,5 +151,8 @@ export function userCodeError(operator: string, e: unknown): UserCodeError {
   if (e instanceof UserCodeError) return e;
   // A key error surfaces on the producing side (in the partitioner) but belongs to the keyed operator.
   if (e instanceof KeyNotSerializableError) return new UserCodeError(e.operator, e);
+  // Likewise a key selector that returned a promise, caught by the producing side's partitioner.
+  if (e instanceof AsyncUserFunctionError && e.operator !== undefined)
+    return new UserCodeError(e.operator, e);
   return new UserCodeError(operator, e);
 }

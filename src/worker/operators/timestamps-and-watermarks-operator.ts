@@ -22,6 +22,7 @@ import {
   type Output,
   userCodeError,
 } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 export class TimestampsAndWatermarksOperator extends AbstractStreamOperator {
   readonly #strategy: ResolvedWatermarkStrategy;
@@ -65,7 +66,7 @@ export class TimestampsAndWatermarksOperator extends AbstractStreamOperator {
     this.recordsIn++;
     let ts: number;
     try {
-      ts = this.#strategy.timestamp(value);
+      ts = synchronousResult(this.#strategy.timestamp(value), this.name, 'timestamp function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }

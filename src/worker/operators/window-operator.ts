@@ -31,6 +31,7 @@ import type { TaskTime } from '../timers/task-time.js';
 import type { KeyedBackend } from './keyed-backend.js';
 import { AbstractKeyedOperator } from './keyed-operators.js';
 import { type Output, userCodeError } from './stream-operator.js';
+import { synchronousResult } from './synchronous-result.js';
 
 export const WINDOW_CONTENTS = '_window-contents';
 
@@ -93,7 +94,7 @@ export class WindowOperator extends AbstractKeyedOperator {
     this.recordsIn++;
     let key: unknown;
     try {
-      key = this.#spec.keySelectors[inputIndex](value);
+      key = synchronousResult(this.#spec.keySelectors[inputIndex](value), this.name, 'key selector');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
@@ -247,7 +248,9 @@ export class WindowOperator extends AbstractKeyedOperator {
       case 'reduce':
         return undefined;
       case 'aggregate':
-        return this.#call(() => (f.fn as AggregateFunction<unknown, unknown, unknown>).createAccumulator());
+        return this.#call('aggregate function createAccumulator', () =>
+          (f.fn as AggregateFunction<unknown, unknown, unknown>).createAccumulator(),
+        );
       case 'process':
         return [];
       case 'join':
@@ -259,9 +262,9 @@ export class WindowOperator extends AbstractKeyedOperator {
     const f = this.#spec.function;
     switch (f.kind) {
       case 'reduce':
-        return acc === undefined ? element : this.#call(() => f.fn(acc, element));
+        return acc === undefined ? element : this.#call('window reduce function', () => f.fn(acc, element));
       case 'aggregate':
-        return this.#call(() => f.fn.add(element, acc));
+        return this.#call('aggregate function add', () => f.fn.add(element, acc));
       case 'process':
         (acc as unknown[]).push(element);
         return acc;
@@ -277,9 +280,13 @@ export class WindowOperator extends AbstractKeyedOperator {
     const f = this.#spec.function;
     switch (f.kind) {
       case 'reduce':
-        return a === undefined ? b : b === undefined ? a : this.#call(() => f.fn(a, b));
+        return a === undefined
+          ? b
+          : b === undefined
+            ? a
+            : this.#call('window reduce function', () => f.fn(a, b));
       case 'aggregate':
-        return this.#call(() => f.fn.merge!(a, b));
+        return this.#call('aggregate function merge', () => f.fn.merge!(a, b));
       case 'process':
         return [...(a as unknown[]), ...(b as unknown[])];
       case 'join': {
@@ -303,23 +310,25 @@ export class WindowOperator extends AbstractKeyedOperator {
         out.collect(acc);
         return;
       case 'aggregate':
-        out.collect(this.#call(() => f.fn.getResult(acc)));
+        out.collect(this.#call('aggregate function getResult', () => f.fn.getResult(acc)));
         return;
       case 'process':
         this.#windowCtx.window = { start: w.start, end: w.end };
-        this.#call(() => f.fn(acc as unknown[], this.#windowCtx, out));
+        this.#call('window process function', () => f.fn(acc as unknown[], this.#windowCtx, out));
         return;
       case 'join': {
         const [lefts, rights] = acc as unknown[][];
-        for (const l of lefts) for (const r of rights) out.collect(this.#call(() => f.fn(l, r)));
+        for (const l of lefts)
+          for (const r of rights) out.collect(this.#call('window join function', () => f.fn(l, r)));
         return;
       }
     }
   }
 
-  #call<R>(f: () => R): R {
+  /** Calls a user function; `functionKind` names it if it fails or returns a promise. */
+  #call<R>(functionKind: string, f: () => R): R {
     try {
-      return f();
+      return synchronousResult(f(), this.name, functionKind);
     } catch (e) {
       throw userCodeError(this.name, e);
     }

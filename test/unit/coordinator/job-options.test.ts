@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveJobOptions } from '../../../src/coordinator/job-options.js';
-import { InvalidOptionError } from '../../../src/errors.js';
+import { type JobOptions, resolveJobOptions } from '../../../src/coordinator/job-options.js';
+import { InvalidOptionError, UnknownOptionError } from '../../../src/errors.js';
 
 describe('resolveJobOptions: state options', () => {
   it('accepts incremental checkpoints, with fullEvery defaulting to 10', () => {
@@ -39,6 +39,73 @@ describe('resolveJobOptions: channel options', () => {
     );
     expect(() => resolveJobOptions({ channels: { recordFormat: 'json' as 'auto' } })).toThrow(
       /channels\.recordFormat/,
+    );
+  });
+});
+
+describe('resolveJobOptions: unknown keys', () => {
+  const rejects = (options: unknown, option: string, suggestion: string | undefined) => {
+    let error: unknown;
+    try {
+      resolveJobOptions(options as JobOptions);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UnknownOptionError);
+    expect(error).toMatchObject({ option, suggestion });
+  };
+
+  it('top level: a misspelt key is an error with a suggestion', () => {
+    rejects({ parallelizm: 2 }, 'parallelizm', 'parallelism');
+    rejects({ restorefrom: 'latest' }, 'restorefrom', 'restoreFrom');
+    rejects({ colour: 'blue' }, 'colour', undefined);
+  });
+
+  it('nested objects: checkpointing, channels and each restart strategy type have their own keys', () => {
+    rejects({ checkpointing: { interval: 100, intreval: 5 } }, 'checkpointing.intreval', 'interval');
+    rejects({ channels: { ringbytes: 1 << 20 } }, 'channels.ringbytes', 'ringBytes');
+    rejects({ restartStrategy: { type: 'fixed-delay', attempt: 3 } }, 'restartStrategy.attempt', 'attempts');
+    // `initial` belongs to exponential-delay only.
+    rejects({ restartStrategy: { type: 'fixed-delay', initial: 3 } }, 'restartStrategy.initial', undefined);
+    rejects({ restartStrategy: { type: 'none', attempts: 3 } }, 'restartStrategy.attempts', undefined);
+    expect(() =>
+      resolveJobOptions({ restartStrategy: { type: 'exponential-delay', initial: 10, jitter: 0 } }),
+    ).not.toThrow();
+  });
+
+  it('a bad restart strategy is rejected up front, not when the job first fails', () => {
+    expect(() => resolveJobOptions({ restartStrategy: { type: 'fixed-delay', delay: -1 } })).toThrow(
+      /restartStrategy\.delay/,
+    );
+  });
+});
+
+describe('resolveJobOptions: restoreFrom, signal, logger', () => {
+  it('restoreFrom without checkpointing is an error (it would start from scratch)', () => {
+    expect(() => resolveJobOptions({ restoreFrom: 'latest' })).toThrow(InvalidOptionError);
+    expect(() => resolveJobOptions({ restoreFrom: '/tmp/savepoint' })).toThrow(
+      /restoreFrom: needs `checkpointing`/,
+    );
+    expect(
+      resolveJobOptions({ restoreFrom: 'latest', checkpointing: { interval: 100, dir: '/tmp/x' } })
+        .restoreFrom,
+    ).toBe('latest');
+  });
+
+  it('signal must be an AbortSignal', () => {
+    const signal = new AbortController().signal;
+    expect(resolveJobOptions({ signal }).signal).toBe(signal);
+    expect(() => resolveJobOptions({ signal: { aborted: false } as unknown as AbortSignal })).toThrow(
+      /invalid option signal/,
+    );
+  });
+
+  it('logger must have debug, info, warn and error functions', () => {
+    const logger = { debug() {}, info() {}, warn() {}, error() {} };
+    expect(resolveJobOptions({ logger }).logger).toBe(logger);
+    expect(resolveJobOptions({}).logger).toBeUndefined();
+    expect(() => resolveJobOptions({ logger: { ...logger, warn: 'x' } as unknown as typeof logger })).toThrow(
+      /its warn is not a function/,
     );
   });
 });

@@ -96,31 +96,19 @@ describe('planRestore', () => {
 describe('decideFailover', () => {
   const taskFailure = new TaskFailureError('map (1/2)', 'map', 'boom', undefined);
 
-  it('task failures restart from the latest completed checkpoint, or from the beginning', () => {
+  it('task failures restart as the strategy says, until it gives up', () => {
     const strategy = new FixedDelayRestartStrategy({ attempts: 2, delay: 250 });
-    expect(
-      decideFailover({ error: taskFailure, nowMs: 0, strategy, latestCompletedCheckpointId: 4 }),
-    ).toEqual({
+    expect(decideFailover({ error: taskFailure, nowMs: 0, strategy })).toEqual({
       kind: 'restart',
       delayMs: 250,
       attempt: 1,
-      restoreFrom: { kind: 'checkpoint', checkpointId: 4 },
     });
-    expect(
-      decideFailover({
-        error: new Error('plain'),
-        nowMs: 1,
-        strategy,
-        latestCompletedCheckpointId: undefined,
-      }),
-    ).toMatchObject({
+    expect(decideFailover({ error: new Error('plain'), nowMs: 1, strategy })).toEqual({
       kind: 'restart',
+      delayMs: 250,
       attempt: 2,
-      restoreFrom: { kind: 'fresh-start' },
     });
-    expect(
-      decideFailover({ error: taskFailure, nowMs: 2, strategy, latestCompletedCheckpointId: 4 }),
-    ).toEqual({
+    expect(decideFailover({ error: taskFailure, nowMs: 2, strategy })).toEqual({
       kind: 'fail-job',
       reason: 'restarts-exhausted',
       error: taskFailure,
@@ -130,34 +118,39 @@ describe('decideFailover', () => {
   it('fatal errors fail the job without using up a restart attempt', () => {
     const strategy = new FixedDelayRestartStrategy({ attempts: 1 });
     const fatal = new InvalidOptionError('parallelism', 'must be >= 1');
-    expect(decideFailover({ error: fatal, nowMs: 0, strategy, latestCompletedCheckpointId: 1 })).toEqual({
+    expect(decideFailover({ error: fatal, nowMs: 0, strategy })).toEqual({
       kind: 'fail-job',
       reason: 'fatal-error',
       error: fatal,
     });
     expect(strategy.restarts).toBe(0);
-    expect(
-      decideFailover({ error: taskFailure, nowMs: 0, strategy, latestCompletedCheckpointId: 1 }).kind,
-    ).toBe('restart');
+    expect(decideFailover({ error: taskFailure, nowMs: 0, strategy }).kind).toBe('restart');
   });
 
-  it('a checkpoint decline does not fail the job; no strategy gives up at once', () => {
+  it('a task failure whose original error was fatal (reported by a worker) is fatal', () => {
+    const strategy = new FixedDelayRestartStrategy({ attempts: 3 });
+    const fromWorker = new TaskFailureError('map (1/1)', 'map', 'AsyncUserFunctionError: ...', undefined, {
+      failureKind: 'fatal',
+      originalName: 'AsyncUserFunctionError',
+      originalCode: 'ERR_WEIR_ASYNC_USER_FUNCTION',
+    });
+    expect(decideFailover({ error: fromWorker, nowMs: 0, strategy })).toMatchObject({
+      kind: 'fail-job',
+      reason: 'fatal-error',
+    });
+    expect(strategy.restarts).toBe(0);
+  });
+
+  it('a decline that failed its execution restarts like a task failure; no strategy gives up at once', () => {
     const decline = new CheckpointDeclinedError(3, 'expired', 'too slow');
     expect(
-      decideFailover({
-        error: decline,
-        nowMs: 0,
-        strategy: new NoRestartStrategy(),
-        latestCompletedCheckpointId: 1,
-      }),
-    ).toEqual({ kind: 'continue' });
-    expect(
-      decideFailover({
-        error: taskFailure,
-        nowMs: 0,
-        strategy: new NoRestartStrategy(),
-        latestCompletedCheckpointId: 1,
-      }),
-    ).toMatchObject({ kind: 'fail-job', reason: 'restarts-exhausted' });
+      decideFailover({ error: decline, nowMs: 0, strategy: new FixedDelayRestartStrategy({ attempts: 1 }) }),
+    ).toMatchObject({ kind: 'restart', attempt: 1 });
+    expect(decideFailover({ error: taskFailure, nowMs: 0, strategy: new NoRestartStrategy() })).toMatchObject(
+      {
+        kind: 'fail-job',
+        reason: 'restarts-exhausted',
+      },
+    );
   });
 });

@@ -9,6 +9,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { buildStreamGraph, defineJob } from '../../../../src/api/define-job.js';
+import { consoleLogger } from '../../../../src/api/logger.js';
 import type { SinkContext } from '../../../../src/api/source.js';
 import { sinks, sources } from '../../../../src/connectors/index.js';
 import { buildExecutionPlan } from '../../../../src/graph/build-execution-plan.js';
@@ -36,6 +37,7 @@ function endedSourceTask() {
       throw new Error('no keyed operator in this chain');
     },
     restoredOperatorState: () => undefined,
+    logger: () => consoleLogger,
     sinkContext: (base, restoredState): SinkContext => ({
       ...base,
       checkpointingMode: 'exactly-once',
@@ -61,6 +63,7 @@ function endedSourceTask() {
   } as unknown as TaskSnapshotStorage;
   const task = new StreamTask({
     name: 'empty (1/1)',
+    logger: consoleLogger,
     chain,
     gate: null,
     inputIndexOf: [],
