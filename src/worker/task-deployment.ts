@@ -8,7 +8,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { LogLevel } from '../api/logger.js';
 import type { CheckpointingMode } from '../api/source.js';
 import type { CheckpointType } from '../channels/frame.js';
-import type { CheckpointFailureReason, FailureKind } from '../errors.js';
+import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
 import type { TaskFailureDescription } from './task-failure-description.js';
