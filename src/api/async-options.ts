@@ -4,6 +4,7 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
+import { closestMatch } from '../util/did-you-mean.js';
 import type { AsyncOptions } from './functions.js';
 import { show } from './graph-builder.js';
 
@@ -76,23 +77,10 @@ export function resolveAsyncOptions(options: AsyncOptions | undefined, what: str
 function rejectUnknownKeys(options: object, known: readonly string[], what: string): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const near = known.find((k) => k.toLowerCase() === key.toLowerCase() || editDistance(k, key) <= 2);
+    const near = closestMatch(key, known);
     throw new InvalidOptionError(
       `${what} ${key}`,
       `unknown option${near ? ` (did you mean "${near}"?)` : ''}; known: ${known.join(', ')}`,
     );
   }
-}
-
-/** Levenshtein distance; for short option names only. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
 }

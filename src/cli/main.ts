@@ -10,7 +10,7 @@ import {
 } from '../coordinator/job-client.js';
 import { JobCancelledError, JobModuleError, WeirError } from '../errors.js';
 import { describePlan } from '../graph/describe-plan.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../util/did-you-mean.js';
 import { printRestoreEvents } from './restore-events.js';
 import { parseRunArgs, type RunArgs, runHelp, wantsHelp } from './run-args.js';
 import { formatRunTimes } from './run-summary.js';

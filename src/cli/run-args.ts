@@ -6,7 +6,7 @@
 
 import { parseArgs } from 'node:util';
 import type { JobOptions } from '../coordinator/job-options.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../util/did-you-mean.js';
 import { UsageError } from './usage-error.js';
 
 /** One `weir run` flag. */

@@ -5,10 +5,10 @@
  * of two branches that each add a key touches two adjacent lines, not shared code).
  */
 
+import { UnknownOptionError } from '../errors.js';
 // The CLI's "did you mean" (one edit-distance function for flags, commands and options; it lives
 // with the CLI, which had it first).
-import { closestMatch } from '../cli/did-you-mean.js';
-import { UnknownOptionError } from '../errors.js';
+import { closestMatch } from '../util/did-you-mean.js';
 
 /** The keys an options object may have, checked against its type at compile time. */
 export type KeyTable<T> = { readonly [K in keyof Required<T>]: true };

@@ -1,7 +1,8 @@
 /**
- * "Did you mean …?" for misspelt command names and flags: the closest candidate by edit distance
- * (insert, delete, substitute, swap two neighbours), if it is close enough to be a likely typo.
- * Cost: O(|input| × |candidate|) per candidate; the CLI's tables have a few dozen entries.
+ * "Did you mean …?" for misspelt command names, flags and option keys (the CLI, job options,
+ * `mapAsync` options): the closest candidate by edit distance (insert, delete, substitute, swap two
+ * neighbours), if it is close enough to be a likely typo. Cost: O(|input| × |candidate|) per
+ * candidate; the tables have a few dozen entries.
  */
 
 /** Optimal-string-alignment distance between `a` and `b` (Levenshtein plus adjacent swaps). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closestMatch, didYouMean, editDistance } from '../../../src/cli/did-you-mean.js';
+import { closestMatch, didYouMean, editDistance } from '../../../src/util/did-you-mean.js';
 
 describe('editDistance', () => {
   it('counts inserts, deletes, substitutions and adjacent swaps as one edit each', () => {
