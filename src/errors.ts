@@ -30,8 +30,9 @@ export class InvalidOptionError extends WeirError {
   constructor(
     readonly option: string,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(`invalid option ${option}: ${message}`);
+    super(`invalid option ${option}: ${message}`, options);
   }
 }
 

@@ -36,6 +36,9 @@ export type {
   JobOptions,
   RestartStrategyOptions,
 } from './coordinator/job-options.js';
+export type { DashboardOptions } from './dashboard/dashboard-options.js';
+export { JobMonitor, type JobSnapshot } from './dashboard/job-monitor.js';
+export { prometheusText } from './dashboard/prometheus-text.js';
 export * from './errors.js';
 export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
 export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';

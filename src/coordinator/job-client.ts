@@ -12,6 +12,7 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildStreamGraph } from '../api/define-job.js';
 import { consoleLogger, errorField, type LogLevel } from '../api/logger.js';
+import { attachDashboard } from '../dashboard/attach-dashboard.js';
 import {
   InvalidOptionError,
   JobAbortedError,
@@ -156,6 +157,10 @@ export class JobClient extends EventEmitter {
   readonly done: Promise<JobResult>;
   readonly plan: ExecutionPlan;
   readonly options: ResolvedJobOptions;
+  /** `http://host:port/` of the job's dashboard when started with the `dashboard` option. */
+  dashboardUrl: string | undefined;
+  /** URL of the job module. */
+  readonly jobModule: string;
   readonly #jobModule: string;
   readonly #sinks: Record<string, unknown[]> = {};
   /** `sink/subtask/checkpointId` of transactional deliveries already taken: commits are idempotent. */
@@ -192,6 +197,7 @@ export class JobClient extends EventEmitter {
     super();
     this.#jobModule = jobModule;
     this.#jobName = jobModule.startsWith('file:') ? basename(fileURLToPath(jobModule)) : jobModule;
+    this.jobModule = jobModule;
     this.plan = plan;
     this.options = options;
     // A collect sink that receives nothing still appears in the result, as [].
@@ -271,6 +277,14 @@ export class JobClient extends EventEmitter {
       startupMs: this.#startupMs,
       operators: summarize(this.plan, this.#lastMetrics),
     };
+  }
+
+  /**
+   * The latest sample per subtask (`vertexId/subtask` → the counters of its chained operators):
+   * of the current attempt while the job runs, of the attempt that finished at the end.
+   */
+  subtaskMetrics(): ReadonlyMap<string, readonly OperatorMetrics[]> {
+    return this.#lastMetrics;
   }
 
   /**
@@ -607,7 +621,21 @@ export async function startJob(jobModule: string | URL, options: JobOptions = {}
     parallelism: resolved.parallelism,
     maxParallelism: resolved.maxParallelism,
   });
-  return new JobClient(url, plan, resolved);
+  const client = new JobClient(url, plan, resolved);
+  if (resolved.dashboard) {
+    try {
+      client.dashboardUrl = await attachDashboard(client, resolved.dashboard, url);
+    } catch (e) {
+      // The job already started: stop it, so a bad port leaves no threads behind.
+      await client.cancel();
+      throw new InvalidOptionError(
+        'dashboard',
+        `cannot listen on ${resolved.dashboard.host}:${resolved.dashboard.port}: ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+  }
+  return client;
 }
 
 /** Runs a bounded job to its end. */

@@ -4,6 +4,11 @@
  */
 
 import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';
+import {
+  type DashboardOptions,
+  type ResolvedDashboardOptions,
+  resolveDashboardOptions,
+} from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
@@ -116,6 +121,8 @@ export interface JobOptions {
    * connectors (e.g. a failed cleanup) go to the console ({@link consoleLogger}).
    */
   readonly logger?: Logger;
+  /** Serve a live web dashboard, its JSON and Prometheus `/metrics` from this process. Default off. */
+  readonly dashboard?: DashboardOptions | boolean;
 }
 
 /**
@@ -137,6 +144,7 @@ const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
   stuckTaskTimeout: true,
   signal: true,
   logger: true,
+  dashboard: true,
 };
 
 const CHECKPOINTING_OPTION_KEYS: KeyTable<CheckpointingOptions> = {
@@ -200,6 +208,7 @@ export interface ResolvedJobOptions {
   readonly signal: AbortSignal | undefined;
   /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
   readonly logger: Logger | undefined;
+  readonly dashboard: ResolvedDashboardOptions | null;
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -339,6 +348,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
         : int('stuckTaskTimeout', o.stuckTaskTimeout, 0, 86_400_000),
     signal: signalOf(o.signal),
     logger: loggerOf(o.logger),
+    dashboard: resolveDashboardOptions(o.dashboard),
   };
 }
 

@@ -1,0 +1,208 @@
+/**
+ * The dashboard page: one self-contained HTML document (inline CSS, JS and SVG, no external
+ * assets, works offline). It subscribes to `/api/events` and re-renders from each snapshot; every
+ * string from the job goes through `textContent`, never `innerHTML`.
+ */
+
+const STYLE = `
+:root { color-scheme: light; font: 14px/1.4 system-ui, sans-serif; color: #1d2733; background: #f4f6f8; }
+body { margin: 0; }
+header { background: #1d2733; color: #fff; padding: 10px 20px; display: flex; gap: 24px; align-items: baseline; }
+header h1 { font-size: 18px; margin: 0; }
+.status { padding: 2px 8px; border-radius: 4px; font-weight: 600; background: #3b4b5e; }
+.status.running { background: #2e7d32; } .status.restarting { background: #ef6c00; }
+.status.failed { background: #c62828; } .status.finished, .status.stopped { background: #1565c0; }
+main { padding: 12px 20px; display: grid; gap: 16px; }
+section { background: #fff; border-radius: 6px; padding: 12px 16px; box-shadow: 0 1px 2px #0002; }
+h2 { font-size: 15px; margin: 0 0 8px; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+th, td { text-align: right; padding: 3px 8px; border-bottom: 1px solid #e3e7eb; }
+th:first-child, td:first-child, td.name { text-align: left; }
+th { background: #f0f3f6; font-weight: 600; }
+pre { background: #fff4f4; border-left: 3px solid #c62828; padding: 8px; overflow-x: auto; font-size: 12px; margin: 4px 0 12px; }
+.muted { color: #6b7785; }
+svg text { font: 12px system-ui, sans-serif; }
+.node rect { fill: #e8f0fe; stroke: #1565c0; rx: 6; }
+.edge { stroke: #6b7785; fill: none; marker-end: url(#arrow); }
+.bar { fill: #1565c0; } .bar.align { fill: #ef6c00; }
+.actions button { margin-right: 8px; }
+`;
+
+const SCRIPT = `
+'use strict';
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+function el(tag, attrs, ...children) {
+  const ns = ['svg','g','rect','text','path','line','defs','marker','title'].includes(tag);
+  const e = ns ? document.createElementNS(SVG, tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+const num = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (n) => (n < 10 ? n.toFixed(1) : num(n)) + ' ms';
+const bytes = (n) => n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB';
+const time = (t) => new Date(t).toLocaleTimeString('en-GB');
+
+function renderHeader(s) {
+  const st = $('status');
+  st.textContent = s.status;
+  st.className = 'status ' + s.status;
+  $('attempt').textContent = 'attempt ' + s.attempt;
+  $('uptime').textContent = 'up ' + num((s.updatedAt - s.startedAt) / 1000) + ' s';
+}
+
+/** Columns by longest path from a source; rows in column order. */
+function layout(plan) {
+  const level = new Map(plan.vertices.map((v) => [v.id, 0]));
+  for (let changed = true, guard = 0; changed && guard < 1000; guard++) {
+    changed = false;
+    for (const e of plan.edges) {
+      if (level.get(e.to) < level.get(e.from) + 1) { level.set(e.to, level.get(e.from) + 1); changed = true; }
+    }
+  }
+  const rows = new Map();
+  const pos = new Map();
+  for (const v of plan.vertices) {
+    const col = level.get(v.id);
+    const row = rows.get(col) || 0;
+    rows.set(col, row + 1);
+    pos.set(v.id, { x: 20 + col * 280, y: 20 + row * 120 });
+  }
+  return { pos, width: 20 + (Math.max(...level.values()) + 1) * 280, height: 20 + Math.max(...rows.values()) * 120 };
+}
+
+function renderPlan(s) {
+  const { pos, width, height } = layout(s.plan);
+  const svg = el('svg', { width, height, viewBox: '0 0 ' + width + ' ' + height, 'data-testid': 'plan' });
+  svg.append(el('defs', {}, el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: 'auto' }, el('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#6b7785' }))));
+  for (const e of s.plan.edges) {
+    const a = pos.get(e.from), b = pos.get(e.to);
+    const x1 = a.x + 220, y1 = a.y + 40, x2 = b.x, y2 = b.y + 40;
+    svg.append(el('path', { class: 'edge', d: 'M' + x1 + ',' + y1 + ' C' + (x1 + 30) + ',' + y1 + ' ' + (x2 - 30) + ',' + y2 + ' ' + x2 + ',' + y2 }));
+    svg.append(el('text', { x: (x1 + x2) / 2 - 20, y: (y1 + y2) / 2 - 6, fill: '#6b7785' }, e.partitioning + ' · ' + e.channels + ' ch'));
+  }
+  for (const t of s.tasks) {
+    const p = pos.get(t.id);
+    svg.append(el('g', { class: 'node', 'data-testid': 'task-node', transform: 'translate(' + p.x + ',' + p.y + ')' },
+      el('title', {}, t.operators.map((o) => o.name + ' (' + o.kind + ')').join(' -> ')),
+      el('rect', { width: 220, height: 80 }),
+      el('text', { x: 8, y: 18, 'font-weight': 600 }, (t.name.length > 30 ? t.name.slice(0, 29) + '…' : t.name)),
+      el('text', { x: 8, y: 38 }, 'parallelism ' + t.parallelism + ' · ' + t.operators.length + ' operator(s)'),
+      el('text', { x: 8, y: 56 }, 'in ' + num(t.inPerSec) + '/s'),
+      el('text', { x: 8, y: 72 }, 'out ' + num(t.outPerSec) + '/s')));
+  }
+  $('plan').replaceChildren(svg);
+}
+
+function renderTasks(s) {
+  const rows = [];
+  for (const t of s.tasks) for (const o of t.operators) {
+    rows.push(el('tr', { 'data-testid': 'operator-row' }, el('td', {}, t.id), el('td', { class: 'name' }, o.name),
+      el('td', { class: 'name' }, o.kind), el('td', {}, t.parallelism), el('td', {}, num(o.recordsIn)), el('td', {}, num(o.recordsOut)),
+      el('td', {}, num(o.inPerSec)), el('td', {}, num(o.outPerSec))));
+  }
+  $('operators').replaceChildren(...rows);
+}
+
+function renderCheckpoints(s) {
+  const c = s.checkpoints;
+  $('cp-summary').textContent = !c.enabled ? 'checkpointing is off' :
+    c.completed + ' completed' + (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
+  const rows = c.history.slice().reverse().map((k) => el('tr', { 'data-testid': 'checkpoint-row' },
+    el('td', {}, k.checkpointId), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
+    el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
+    el('td', {}, bytes(k.bytes))));
+  $('checkpoints').replaceChildren(...rows);
+  const last = c.history.slice(-60);
+  const w = 600, h = 120, max = Math.max(1, ...last.map((k) => k.durationMs));
+  const bw = w / 60;
+  const svg = el('svg', { width: w, height: h + 16, viewBox: '0 0 ' + w + ' ' + (h + 16), 'data-testid': 'checkpoint-chart' });
+  last.forEach((k, i) => {
+    const bh = (k.durationMs / max) * h, ah = (k.maxAlignmentDurationMs / max) * h;
+    svg.append(el('rect', { class: 'bar', x: i * bw + 1, y: h - bh, width: bw - 2, height: Math.max(1, bh) }, el('title', {}, '#' + k.checkpointId + ' ' + ms(k.durationMs))));
+    if (ah > 0) svg.append(el('rect', { class: 'bar align', x: i * bw + 1, y: h - ah, width: bw - 2, height: ah }));
+  });
+  svg.append(el('text', { x: 0, y: h + 14, fill: '#6b7785' }, 'duration (blue), alignment (orange); max ' + ms(max)));
+  $('cp-chart').replaceChildren(svg);
+}
+
+function renderFailures(s) {
+  const items = [];
+  if (s.failure) items.push(el('div', { 'data-testid': 'failure' }, el('b', {}, 'job failed ' + time(s.failure.at) + ': ' + s.failure.message), el('pre', {}, s.failure.stack)));
+  for (const r of s.restarts.history.slice().reverse())
+    items.push(el('div', { 'data-testid': 'restart' }, el('b', {}, 'restart to attempt ' + r.attempt + ' at ' + time(r.at) + ': ' + r.message), el('pre', {}, r.stack)));
+  for (const w of s.warnings.history.slice().reverse())
+    items.push(el('div', { 'data-testid': 'warning' }, el('b', {}, 'warning ' + time(w.at) + ': ' + w.message), el('pre', {}, w.stack)));
+  $('failures-summary').textContent = s.restarts.count + ' restart(s), ' + s.warnings.count + ' warning(s)';
+  $('failures').replaceChildren(...items);
+}
+
+function render(s) {
+  renderHeader(s);
+  renderPlan(s);
+  renderTasks(s);
+  renderCheckpoints(s);
+  renderFailures(s);
+  return s;
+}
+
+const ENDED = ['finished', 'stopped', 'failed', 'cancelled'];
+const source = new EventSource('api/events');
+source.onmessage = (m) => {
+  const s = render(JSON.parse(m.data));
+  if (ENDED.includes(s.status)) source.close();
+};
+source.onerror = () => { $('conn').textContent = 'disconnected (retrying)'; };
+source.onopen = () => { $('conn').textContent = 'live'; };
+
+async function act(path) {
+  const token = $('token').value;
+  const r = await fetch(path, { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+  $('action-result').textContent = r.status + ' ' + (await r.text());
+}
+if ($('cancel')) {
+  $('cancel').onclick = () => act('api/cancel');
+  $('savepoint').onclick = () => act('api/stop-with-savepoint?dir=' + encodeURIComponent($('sp-dir').value));
+}
+`;
+
+function escapeHtml(s: string): string {
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
+}
+
+/** The page for job `job`; `actions` adds the token form (the server still checks the token). */
+export function dashboardPage(job: string, actions: boolean): string {
+  const title = escapeHtml(job);
+  const actionForm = actions
+    ? `<section class="actions"><h2>Actions</h2>
+<input id="token" type="password" placeholder="token" autocomplete="off">
+<button id="cancel">Cancel job</button>
+<input id="sp-dir" placeholder="savepoint directory"> <button id="savepoint">Stop with savepoint</button>
+<span id="action-result" class="muted"></span></section>`
+    : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>weir · ${title}</title>
+<style>${STYLE}</style></head>
+<body>
+<header><h1>weir · <span id="job">${title}</span></h1><span id="status" class="status">connecting</span>
+<span id="attempt"></span><span id="uptime"></span><span id="conn" class="muted"></span></header>
+<main>
+<section><h2>Execution plan</h2><div id="plan"></div></section>
+<section><h2>Operators</h2><table><thead><tr><th>task</th><th>operator</th><th>kind</th><th>parallelism</th>
+<th>records in</th><th>records out</th><th>in/s</th><th>out/s</th></tr></thead><tbody id="operators"></tbody></table></section>
+<section><h2>Checkpoints <span id="cp-summary" class="muted"></span></h2><div id="cp-chart"></div>
+<table><thead><tr><th>id</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
+<tbody id="checkpoints"></tbody></table></section>
+<section><h2>Failures <span id="failures-summary" class="muted"></span></h2><div id="failures"></div></section>
+${actionForm}
+</main>
+<script>${SCRIPT}</script>
+</body></html>`;
+}
