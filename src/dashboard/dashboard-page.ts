@@ -21,6 +21,8 @@ th:first-child, td:first-child, td.name { text-align: left; }
 th { background: #f0f3f6; font-weight: 600; }
 pre { background: #fff4f4; border-left: 3px solid #c62828; padding: 8px; overflow-x: auto; font-size: 12px; margin: 4px 0 12px; }
 .muted { color: #6b7785; }
+.scroll { max-height: 360px; overflow-y: auto; }
+.scroll th { position: sticky; top: 0; }
 svg text { font: 12px system-ui, sans-serif; }
 .node rect { fill: #e8f0fe; stroke: #1565c0; rx: 6; }
 .edge { stroke: #6b7785; fill: none; marker-end: url(#arrow); }
@@ -67,9 +69,9 @@ function layout(plan) {
     const col = level.get(v.id);
     const row = rows.get(col) || 0;
     rows.set(col, row + 1);
-    pos.set(v.id, { x: 20 + col * 280, y: 20 + row * 120 });
+    pos.set(v.id, { x: 20 + col * 340, y: 20 + row * 120 });
   }
-  return { pos, width: 20 + (Math.max(...level.values()) + 1) * 280, height: 20 + Math.max(...rows.values()) * 120 };
+  return { pos, width: 20 + (Math.max(...level.values()) + 1) * 340, height: 20 + Math.max(...rows.values()) * 120 };
 }
 
 function renderPlan(s) {
@@ -80,7 +82,7 @@ function renderPlan(s) {
     const a = pos.get(e.from), b = pos.get(e.to);
     const x1 = a.x + 220, y1 = a.y + 40, x2 = b.x, y2 = b.y + 40;
     svg.append(el('path', { class: 'edge', d: 'M' + x1 + ',' + y1 + ' C' + (x1 + 30) + ',' + y1 + ' ' + (x2 - 30) + ',' + y2 + ' ' + x2 + ',' + y2 }));
-    svg.append(el('text', { x: (x1 + x2) / 2 - 20, y: (y1 + y2) / 2 - 6, fill: '#6b7785' }, e.partitioning + ' · ' + e.channels + ' ch'));
+    svg.append(el('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 6, fill: '#6b7785', 'text-anchor': 'middle' }, e.partitioning + ' · ' + e.channels + ' ch'));
   }
   for (const t of s.tasks) {
     const p = pos.get(t.id);
@@ -198,8 +200,8 @@ export function dashboardPage(job: string, actions: boolean): string {
 <section><h2>Operators</h2><table><thead><tr><th>task</th><th>operator</th><th>kind</th><th>parallelism</th>
 <th>records in</th><th>records out</th><th>in/s</th><th>out/s</th></tr></thead><tbody id="operators"></tbody></table></section>
 <section><h2>Checkpoints <span id="cp-summary" class="muted"></span></h2><div id="cp-chart"></div>
-<table><thead><tr><th>id</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
-<tbody id="checkpoints"></tbody></table></section>
+<div class="scroll"><table><thead><tr><th>id</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
+<tbody id="checkpoints"></tbody></table></div></section>
 <section><h2>Failures <span id="failures-summary" class="muted"></span></h2><div id="failures"></div></section>
 ${actionForm}
 </main>

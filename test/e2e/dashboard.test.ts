@@ -160,7 +160,7 @@ describe('dashboard HTTP API', () => {
     try {
       const r = await fetch(`${readOnly.dashboardUrl}api/cancel`, { method: 'POST' });
       expect(r.status).toBe(403);
-      expect((await r.json()).error).toContain('disabled');
+      expect(((await r.json()) as { error: string }).error).toContain('disabled');
     } finally {
       await readOnly.cancel();
     }

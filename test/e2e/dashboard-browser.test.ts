@@ -1,0 +1,90 @@
+/**
+ * The dashboard page in a real browser (Debian's Chromium driven by playwright-core): it loads
+ * without console errors, draws the plan, its checkpoint table grows while the job runs, and a
+ * forced failure shows its stack. Every wait is on page content (Playwright's auto-waiting
+ * locators, generous timeouts), so a loaded machine only makes it slower.
+ *
+ * Needs /usr/bin/chromium (`.ci/run` installs it via scripts/ci-chromium.sh). Leaves a screenshot
+ * in test-artifacts/dashboard.png.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startJob } from '../../dist/index.js';
+import { fixture } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const WAIT = { timeout: 90_000 };
+
+describe('dashboard page in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ci-chromium.sh`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      timeout: 90_000,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('shows the plan, a growing checkpoint table and a failure with its stack', {
+    timeout: 300_000,
+  }, async () => {
+    const client = await startJob(fixture('checkpointed-sum.mjs'), {
+      parallelism: 2,
+      metricsInterval: 200,
+      checkpointing: { interval: 100 },
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      // fails once, after its source took 3 snapshots; then runs until cancelled
+      args: { n: '100000000', rate: '3000', failure: 'throw', at: '0.00001', snapshots: '3' },
+      dashboard: true,
+    });
+    const errors: string[] = [];
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    try {
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(client.dashboardUrl!, WAIT);
+      expect(await page.title()).toBe('weir · checkpointed-sum');
+
+      // the plan: two tasks (source chain and keyed chain), one hash edge
+      const nodes = page.locator('[data-testid=task-node]');
+      await nodes.nth(1).waitFor(WAIT);
+      expect(await nodes.count()).toBe(2);
+      await page.locator('[data-testid=plan] text', { hasText: 'hash · 4 ch' }).waitFor(WAIT);
+      expect(await page.locator('[data-testid=operator-row]').count()).toBe(4);
+
+      // the checkpoint table grows while the job runs
+      const rows = page.locator('[data-testid=checkpoint-row]');
+      await rows.first().waitFor(WAIT);
+      const seen = await rows.count();
+      await rows.nth(seen + 1).waitFor(WAIT);
+      expect(await rows.count()).toBeGreaterThan(seen + 1);
+
+      // the injected failure, with the worker's stack naming the job module
+      const restart = page.locator('[data-testid=restart]', { hasText: 'injected failure' });
+      await restart.waitFor(WAIT);
+      await restart.locator('pre', { hasText: 'checkpointed-sum.mjs' }).waitFor(WAIT);
+      // after the restart, the job runs again and checkpoints go on
+      await page.locator('#attempt', { hasText: 'attempt 1' }).waitFor(WAIT);
+      await page.locator('#status', { hasText: 'running' }).waitFor(WAIT);
+      const afterRestart = await rows.count();
+      await rows.nth(afterRestart).waitFor(WAIT);
+      await page.locator('[data-testid=checkpoint-chart] rect').first().waitFor(WAIT);
+
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: `${ARTIFACTS}dashboard.png`, fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await client.cancel();
+    }
+  });
+});
