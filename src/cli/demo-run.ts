@@ -117,7 +117,10 @@ export async function runDemoMode(
       },
       checkpointing: { interval: config.checkpointIntervalMs, mode, dir: join(dir, 'checkpoints') },
       restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      // A live page of this run (plan, rates, checkpoints, the injected crash with its stack).
+      dashboard: { job: `demo ${mode}` },
     });
+    progress.event(`live dashboard: ${client.dashboardUrl} (open it while the demo runs)`);
     client.on('deployed', (e: { attempt: number; restoredFrom?: number }) => {
       deployments.push({ attempt: e.attempt, at: wallClockMs(), restoredFrom: e.restoredFrom });
       attempt = e.attempt;

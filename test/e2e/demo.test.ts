@@ -85,6 +85,7 @@ describe('weir demo (reduced size)', () => {
     expect(printed).toContain(`report: ${outcome.reportPath}`);
     const progress = stderr.join('');
     expect(progress).toMatch(/\[exactly-once\] worker crashed/);
+    expect(progress).toMatch(/\[exactly-once\] live dashboard: http:\/\/127\.0\.0\.1:\d+\//);
     expect(progress).toMatch(/\[at-least-once\] 100% 16,000\/16,000 clicks read \(16,000 appended\)/);
     expect(progress).toMatch(/\[at-least-once\] attempt 1 deployed, restored from checkpoint \d+/);
     expect(progress).not.toMatch(/\r/);

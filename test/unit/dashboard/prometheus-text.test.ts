@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { JobSnapshot } from '../../../src/dashboard/job-monitor.js';
+import { CHECKPOINT_DURATION_BUCKETS } from '../../../src/dashboard/job-monitor.js';
+import { prometheusText } from '../../../src/dashboard/prometheus-text.js';
+
+const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
+  job: 'a "quoted"\\job',
+  status: 'running',
+  attempt: 0,
+  startedAt: 1000,
+  updatedAt: 2000,
+  plan: { maxParallelism: 128, vertices: [], edges: [], channels: 0 },
+  tasks: [
+    {
+      id: 0,
+      name: 'src -> map',
+      parallelism: 1,
+      inPerSec: 0,
+      outPerSec: 0,
+      operators: [
+        {
+          id: 0,
+          name: 'src',
+          kind: 'source',
+          recordsIn: 0,
+          recordsOut: 7,
+          inPerSec: 0,
+          outPerSec: 0,
+          subtasks: [{ subtask: 0, recordsIn: 0, recordsOut: 7, counters: { skippedLines: 2 } }],
+        },
+      ],
+    },
+  ],
+  checkpoints: {
+    enabled: true,
+    completed: 2,
+    history: [
+      {
+        checkpointId: 2,
+        triggerTimestamp: 0,
+        durationMs: 30,
+        maxAlignmentDurationMs: 4,
+        maxSyncDurationMs: 1,
+        maxAsyncDurationMs: 2,
+        bytes: 512,
+      },
+    ],
+    latestRestore: null,
+    durationHistogram: {
+      buckets: CHECKPOINT_DURATION_BUCKETS.map((le) => (le >= 0.05 ? 2 : 0)),
+      count: 2,
+      sumSeconds: 0.07,
+    },
+  },
+  restarts: { count: 1, history: [] },
+  warnings: { count: 0, history: [] },
+  failure: null,
+  watermarks: null,
+  ...over,
+});
+
+describe('prometheusText', () => {
+  const text = prometheusText(snapshot(), 11_000);
+  it('escapes label values and labels counters by job, operator and subtask', () => {
+    expect(text).toContain(
+      'weir_records_out_total{job="a \\"quoted\\"\\\\job",operator="src",operator_id="0",subtask="0"} 7',
+    );
+    expect(text).toContain(
+      'weir_operator_counter_total{job="a \\"quoted\\"\\\\job",operator="src",operator_id="0",subtask="0",counter="skippedLines"} 2',
+    );
+  });
+  it('renders the checkpoint histogram with cumulative buckets, +Inf, sum and count', () => {
+    expect(text).toContain('# TYPE weir_checkpoint_duration_seconds histogram');
+    expect(text).toMatch(/weir_checkpoint_duration_seconds_bucket\{job="[^}]*",le="0.01"\} 0/);
+    expect(text).toMatch(/weir_checkpoint_duration_seconds_bucket\{job="[^}]*",le="0.05"\} 2/);
+    expect(text).toMatch(/weir_checkpoint_duration_seconds_bucket\{job="[^}]*",le="\+Inf"\} 2/);
+    expect(text).toMatch(/weir_checkpoint_duration_seconds_count\{job="[^}]*"\} 2\n/);
+    expect(text).toMatch(/weir_last_checkpoint_size_bytes\{job="[^}]*"\} 512\n/);
+  });
+  it('reports restarts, running state and uptime', () => {
+    expect(text).toMatch(/weir_restarts_total\{job="[^}]*"\} 1\n/);
+    expect(text).toMatch(/weir_job_running\{job="[^}]*"\} 1\n/);
+    expect(text).toMatch(/weir_job_uptime_seconds\{job="[^}]*"\} 10\n/);
+    expect(prometheusText(snapshot({ status: 'failed' }))).toMatch(/weir_job_running\{job="[^}]*"\} 0\n/);
+  });
+  it('declares every metric once, before its samples', () => {
+    const types = text.split('\n').filter((l) => l.startsWith('# TYPE '));
+    expect(new Set(types).size).toBe(types.length);
+    expect(text.endsWith('\n')).toBe(true);
+  });
+});
