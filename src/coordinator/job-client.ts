@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { buildStreamGraph } from '../api/define-job.js';
 import { consoleLogger, errorField, type LogLevel } from '../api/logger.js';
 import { attachDashboard } from '../dashboard/attach-dashboard.js';
+import { type Dashboard, startDashboard } from '../dashboard/dashboard-server.js';
 import {
   InvalidOptionError,
   JobAbortedError,
@@ -621,13 +622,11 @@ export async function startJob(jobModule: string | URL, options: JobOptions = {}
     parallelism: resolved.parallelism,
     maxParallelism: resolved.maxParallelism,
   });
-  const client = new JobClient(url, plan, resolved);
+  let dashboard: Dashboard | null = null;
   if (resolved.dashboard) {
     try {
-      client.dashboardUrl = await attachDashboard(client, resolved.dashboard, url);
+      dashboard = await startDashboard(resolved.dashboard);
     } catch (e) {
-      // The job already started: stop it, so a bad port leaves no threads behind.
-      await client.cancel();
       throw new InvalidOptionError(
         'dashboard',
         `cannot listen on ${resolved.dashboard.host}:${resolved.dashboard.port}: ${(e as Error).message}`,
@@ -635,6 +634,9 @@ export async function startJob(jobModule: string | URL, options: JobOptions = {}
       );
     }
   }
+  const client = new JobClient(url, plan, resolved);
+  // Synchronously, before the job's first event (its run starts on a later turn).
+  if (dashboard && resolved.dashboard) attachDashboard(dashboard, client, resolved.dashboard, url);
   return client;
 }
 

@@ -1,10 +1,10 @@
-/** Starts a job's dashboard next to its client and closes it when the job ends. */
+/** Connects a started dashboard server to a job's client and closes it when the job ends. */
 
 import { basename, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobClient } from '../coordinator/job-client.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
-import { startDashboard } from './dashboard-server.js';
+import type { Dashboard } from './dashboard-server.js';
 import { JobMonitor } from './job-monitor.js';
 
 /** The job's name from its module URL: `examples/keyed-sum.ts` → `keyed-sum`. */
@@ -16,22 +16,22 @@ export function jobNameOf(moduleUrl: string): string {
 
 /**
  * Serves the dashboard of `client` until its `done` settles (a last snapshot goes to open pages
- * first). Resolves with the bound URL.
+ * first). Synchronous: call it right after creating the client, before its first event.
  */
-export async function attachDashboard(
+export function attachDashboard(
+  dashboard: Dashboard,
   client: JobClient,
   options: ResolvedDashboardOptions,
   moduleUrl: string,
-): Promise<string> {
+): void {
   const monitor = new JobMonitor(client, options.job ?? jobNameOf(moduleUrl));
-  const dashboard = await startDashboard(
-    monitor,
-    { cancel: () => client.cancel(), stopWithSavepoint: (dir) => client.stopWithSavepoint(dir) },
-    options,
-  );
+  dashboard.attach(monitor, {
+    cancel: () => client.cancel(),
+    stopWithSavepoint: (dir) => client.stopWithSavepoint(dir),
+  });
+  client.dashboardUrl = dashboard.url;
   const close = () => {
     void dashboard.close().finally(() => monitor.dispose());
   };
   client.done.then(close, close);
-  return dashboard.url;
 }

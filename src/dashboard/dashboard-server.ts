@@ -29,34 +29,51 @@ export interface DashboardActions {
   stopWithSavepoint(dir: string): Promise<{ checkpointId: number; path: string }>;
 }
 
-export interface Dashboard {
+export interface Endpoint {
   /** `http://host:port/` of the bound server. */
   readonly url: string;
   readonly port: number;
-  /** Ends every event stream and closes the server. */
+  /** Ends every event stream and closes the server; requests in flight still get their answer. */
   close(): Promise<void>;
 }
 
-/** Starts the server; resolves once it listens. */
+export interface Dashboard extends Endpoint {
+  /** What to show and what actions call; until then every request is answered 503. */
+  attach(monitor: JobMonitor, actions: DashboardActions): void;
+}
+
+/**
+ * Starts the server; resolves once it listens. The job is attached afterwards (so `startJob` can
+ * bind the port before the job starts, and a port in use fails before any thread runs).
+ */
 export async function startDashboard(
-  monitor: JobMonitor,
-  actions: DashboardActions,
   options: Pick<ResolvedDashboardOptions, 'port' | 'host' | 'token'>,
 ): Promise<Dashboard> {
   const streams = new Set<ServerResponse>();
   let timer: NodeJS.Timeout | null = null;
+  let bound: { monitor: JobMonitor; actions: DashboardActions } | null = null;
   const push = () => {
-    const data = `data: ${JSON.stringify(monitor.snapshot())}\n\n`;
+    if (!bound) return;
+    const data = `data: ${JSON.stringify(bound.monitor.snapshot())}\n\n`;
     for (const res of streams) res.write(data);
   };
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
+    if (!bound) {
+      send(res, 503, 'text/plain', 'dashboard: the job is starting\n');
+      return;
+    }
+    handle(bound.monitor, bound.actions, req, res).catch((e: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain', `dashboard: ${(e as Error).message}\n`);
       else res.destroy(e as Error);
     });
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(
+    monitor: JobMonitor,
+    actions: DashboardActions,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://dashboard');
     const route = `${req.method} ${url.pathname}`;
     switch (route) {
@@ -130,6 +147,9 @@ export async function startDashboard(
   return {
     url: `http://${host}:${port}/`,
     port,
+    attach(monitor, actions) {
+      bound = { monitor, actions };
+    },
     async close() {
       if (timer !== null) clearInterval(timer);
       timer = null;
@@ -174,7 +194,7 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 export async function startMetricsEndpoint(
   monitor: JobMonitor,
   options: { port: number; host: string },
-): Promise<Dashboard> {
+): Promise<Endpoint> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://metrics').pathname;
     if (req.method === 'GET' && path === '/metrics') {

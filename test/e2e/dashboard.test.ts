@@ -79,7 +79,10 @@ const longJob = (extra: Record<string, string> = {}) => ({
 describe('dashboard HTTP API', () => {
   it('serves the plan, live counters and the checkpoint history at /api/job', async () => {
     const client = await startJob(fixture('checkpointed-sum.mjs'), { ...longJob(), dashboard: { port: 0 } });
+    // binding the port happens before the job starts: a listener attached now sees the first event
+    const deployed = once(client, 'deployed');
     try {
+      expect((await deployed)[0]).toMatchObject({ attempt: 0 });
       expect(client.dashboardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
       await checkpoints(client, 2);
       await once(client, 'metrics');
