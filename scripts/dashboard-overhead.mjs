@@ -1,6 +1,6 @@
 // Throughput of a job with and without the dashboard (no page open), alternating runs so machine
 // load hits both alike. Usage: node scripts/dashboard-overhead.mjs [runs] [n]
-import { runJob, startJob } from '../dist/index.js';
+import { JobMonitor, runJob, startJob } from '../dist/index.js';
 
 const runs = Number(process.argv[2] ?? 5);
 const n = String(process.argv[3] ?? 3_000_000);
@@ -14,6 +14,15 @@ for (let i = 0; i < runs; i++) {
     rates[mode].push(Number(n) / ((performance.now() - started) / 1000));
   }
 }
+// The dashboard's whole main-thread work with no page open: one monitor update per metrics sample.
+const client = await startJob(job, { parallelism: 2, args: { n: '1000' } });
+await client.done;
+const monitor = new JobMonitor(client, 'overhead');
+const samples = 20_000;
+const t0 = performance.now();
+for (let i = 0; i < samples; i++) client.emit('metrics', client.metrics());
+const perSampleUs = ((performance.now() - t0) * 1000) / samples;
+monitor.dispose();
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const off = median(rates.off);
 const on = median(rates.on);
@@ -24,6 +33,8 @@ console.log(
     offMedian: Math.round(off),
     onMedian: Math.round(on),
     overheadPercent: Number((((off - on) / off) * 100).toFixed(2)),
+    // includes client.metrics() itself, which the client computes for its own event anyway
+    monitorMicrosPerSample: Number(perSampleUs.toFixed(2)),
     off: rates.off.map(Math.round),
     on: rates.on.map(Math.round),
   }),
