@@ -148,6 +148,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     return 2;
   }
   const started = performance.now();
+  let metricsEndpoint: { url: string; close(): Promise<void> } | null = null;
   let stoppedBy: NodeJS.Signals | null = null;
   const stop = installStopHandlers(parsed.savepointOnStop, (signal) => {
     stoppedBy = signal;
@@ -156,6 +157,12 @@ async function runCommand(args: readonly string[]): Promise<number> {
     const client = await startJob(parsed.job, parsed.options);
     const loadMs = performance.now() - started;
     stop.attach(client);
+    if (client.dashboardUrl) console.error(`weir run: dashboard at ${client.dashboardUrl}`);
+    if (parsed.metricsPort !== undefined) {
+      const { serveMetrics } = await import('./metrics-port.js');
+      metricsEndpoint = await serveMetrics(client, parsed.metricsPort, client.options.dashboard?.host);
+      console.error(`weir run: Prometheus metrics at ${metricsEndpoint.url}`);
+    }
     if (parsed.plan && !parsed.json) console.log(describePlan(client.plan));
     // Progress goes to stderr, so it does not disturb --json on stdout.
     printRestoreEvents(client, parsed.verbose);
@@ -222,6 +229,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     return 1;
   } finally {
     stop.dispose();
+    await metricsEndpoint?.close();
   }
 }
 

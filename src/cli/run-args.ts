@@ -73,6 +73,14 @@ export const RUN_FLAGS: readonly RunFlag[] = [
     type: 'boolean',
     help: 'restore an older checkpoint past damaged ones (duplicates)',
   },
+  {
+    name: 'dashboard',
+    type: 'string',
+    value: '[PORT]',
+    help: 'serve a live web dashboard (default port: a free one; URL printed)',
+  },
+  { name: 'dashboard-host', type: 'string', value: 'HOST', help: 'interface for the dashboard (127.0.0.1)' },
+  { name: 'metrics-port', type: 'string', value: 'PORT', help: 'serve Prometheus text at /metrics' },
   { name: 'plan', type: 'boolean', help: 'print the execution plan first' },
   { name: 'json', type: 'boolean', help: 'print the result as one JSON line on stdout' },
   { name: 'verbose', type: 'boolean', short: 'v', help: 'progress and checkpoints on stderr' },
@@ -87,6 +95,8 @@ export interface RunArgs {
   readonly plan: boolean;
   readonly verbose: boolean;
   readonly savepointOnStop: string | undefined;
+  /** `--metrics-port`: serve Prometheus text at `/metrics` on this port. */
+  readonly metricsPort: number | undefined;
 }
 
 /** `weir run --help`, built from {@link RUN_FLAGS}. */
@@ -104,6 +114,8 @@ export function runHelp(): string {
     '',
     'SIGTERM/SIGINT stop the job (in-flight checkpoint aborted; exit 143/130); rerun with the same',
     '--checkpoint-dir and --restore latest to resume, or with --savepoint-on-stop DIR and --restore DIR.',
+    'The dashboard is read-only unless WEIR_DASHBOARD_TOKEN is set: then cancel and stop-with-savepoint',
+    'work for requests carrying Authorization: Bearer <token>.',
     'Exit codes: 0 finished, 1 the job failed, 2 usage error, 130 SIGINT, 143 SIGTERM.',
   ].join('\n');
 }
@@ -138,8 +150,9 @@ function checkKnownFlags(args: readonly string[]): void {
 }
 
 /** Parses `weir run` flags into job options; throws a {@link UsageError} naming the flag. */
-export function parseRunArgs(args: readonly string[]): RunArgs {
-  checkKnownFlags(args);
+export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
+  checkKnownFlags(rawArgs);
+  const args = dashboardFlagWithValue(rawArgs);
   let parsed: ReturnType<
     typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof parseOptions }>
   >;
@@ -209,7 +222,18 @@ export function parseRunArgs(args: readonly string[]): RunArgs {
         }
       : undefined,
     restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
+    dashboard:
+      str('dashboard') !== undefined
+        ? {
+            port: num('dashboard'),
+            host: str('dashboard-host'),
+            // From the environment, so the secret is not in `ps` output.
+            token: process.env.WEIR_DASHBOARD_TOKEN || undefined,
+          }
+        : undefined,
   };
+  if (str('dashboard-host') !== undefined && str('dashboard') === undefined)
+    throw new UsageError('--dashboard-host needs --dashboard');
   return {
     job: positionals[0],
     options,
@@ -217,5 +241,23 @@ export function parseRunArgs(args: readonly string[]): RunArgs {
     plan: bool('plan') ?? false,
     verbose: bool('verbose') ?? false,
     savepointOnStop: str('savepoint-on-stop'),
+    metricsPort: num('metrics-port'),
   };
+}
+
+/** `--dashboard` takes an optional port: without one (next is a flag, or nothing) it means port 0. */
+function dashboardFlagWithValue(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] !== '--dashboard') {
+      out.push(args[i]);
+      continue;
+    }
+    const next = args[i + 1];
+    if (next !== undefined && /^\d+$/.test(next)) {
+      out.push(`--dashboard=${next}`);
+      i++;
+    } else out.push('--dashboard=0');
+  }
+  return out;
 }
