@@ -3,6 +3,9 @@
  * Everything waits on job events or on what the server reports, never on time.
  */
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
@@ -180,6 +183,36 @@ describe('dashboard HTTP API', () => {
     });
     expect(right.status).toBe(202);
     await expect(client.done).rejects.toMatchObject({ code: 'ERR_WEIR_JOB_CANCELLED' });
+  });
+
+  it('stop-with-savepoint over HTTP answers with the savepoint and stops the job', async () => {
+    const token = 'a-long-secret-token';
+    const dir = mkdtempSync(join(tmpdir(), 'weir-dashboard-savepoint-'));
+    const target = join(dir, 'sp');
+    try {
+      const client = await startJob(fixture('checkpointed-sum.mjs'), { ...longJob(), dashboard: { token } });
+      await checkpoints(client, 1);
+      const missing = await fetch(`${client.dashboardUrl}api/stop-with-savepoint`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(missing.status).toBe(400);
+      const r = await fetch(
+        `${client.dashboardUrl}api/stop-with-savepoint?dir=${encodeURIComponent(target)}`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        },
+      );
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as { savepoint: { checkpointId: number; path: string } };
+      expect(body.savepoint.path).toBe(target);
+      const result = await client.done;
+      expect(result.status).toBe('stopped');
+      expect(result.savepoint?.checkpointId).toBe(body.savepoint.checkpointId);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects a bad dashboard option before anything runs, and a port in use with a typed error', async () => {
