@@ -22,6 +22,10 @@ const samples = 20_000;
 const t0 = performance.now();
 for (let i = 0; i < samples; i++) client.emit('metrics', client.metrics());
 const perSampleUs = ((performance.now() - t0) * 1000) / samples;
+// With a page open: one snapshot serialised per second per open page.
+const t1 = performance.now();
+for (let i = 0; i < samples; i++) JSON.stringify(monitor.snapshot());
+const perPushUs = ((performance.now() - t1) * 1000) / samples;
 monitor.dispose();
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const off = median(rates.off);
@@ -35,6 +39,7 @@ console.log(
     overheadPercent: Number((((off - on) / off) * 100).toFixed(2)),
     // includes client.metrics() itself, which the client computes for its own event anyway
     monitorMicrosPerSample: Number(perSampleUs.toFixed(2)),
+    pushMicrosPerOpenPage: Number(perPushUs.toFixed(2)),
     off: rates.off.map(Math.round),
     on: rates.on.map(Math.round),
   }),
