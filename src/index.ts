@@ -12,6 +12,7 @@ export * as nexmark from './connectors/nexmark/index.js';
 export {
   type CompletedCheckpointStats,
   type DeployedEvent,
+  type FailedCheckpointStats,
   JobClient,
   type JobEventListener,
   type JobEvents,

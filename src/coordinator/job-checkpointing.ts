@@ -143,6 +143,14 @@ export class JobCheckpointing {
               maxAsyncDurationMs: cp.stats.asyncDurationMs.max,
               bytes: cp.stats.stateSizeBytes,
             }),
+          onAborted: (a) =>
+            client.emit('checkpoint-failed', {
+              checkpointId: a.checkpointId,
+              triggerTimestamp: a.timestamp,
+              failedAt: a.abortedAtMs,
+              reason: a.reason,
+              message: a.error.message,
+            }),
           onFailJob: (error) =>
             client.failExecution(
               new TaskFailureError('checkpoint coordinator', undefined, error.message, error.stack, {

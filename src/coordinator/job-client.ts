@@ -69,6 +69,17 @@ export interface CompletedCheckpointStats {
   readonly bytes: number;
 }
 
+/** A checkpoint that did not complete (the `checkpoint-failed` event). */
+export interface FailedCheckpointStats {
+  readonly checkpointId: number;
+  readonly triggerTimestamp: number;
+  /** When it was aborted, ms since the epoch. */
+  readonly failedAt: number;
+  /** Flink's CheckpointFailureReason, e.g. `declined`, `expired`, `task-failure`, `job-stopping`. */
+  readonly reason: string;
+  readonly message: string;
+}
+
 /** Where {@link JobClient.stopWithSavepoint} put its savepoint. */
 export interface Savepoint {
   readonly checkpointId: number;

@@ -21,6 +21,7 @@ th:first-child, td:first-child, td.name { text-align: left; }
 th { background: #f0f3f6; font-weight: 600; }
 pre { background: #fff4f4; border-left: 3px solid #c62828; padding: 8px; overflow-x: auto; font-size: 12px; margin: 4px 0 12px; }
 .muted { color: #6b7785; }
+tr.failed td { color: #c62828; }
 .scroll { max-height: 360px; overflow-y: auto; }
 .scroll th { position: sticky; top: 0; }
 svg text { font: 12px system-ui, sans-serif; }
@@ -110,11 +111,16 @@ function renderTasks(s) {
 function renderCheckpoints(s) {
   const c = s.checkpoints;
   $('cp-summary').textContent = !c.enabled ? 'checkpointing is off' :
-    c.completed + ' completed' + (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
-  const rows = c.history.slice().reverse().map((k) => el('tr', { 'data-testid': 'checkpoint-row' },
-    el('td', {}, k.checkpointId), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
+    c.completed + ' completed, ' + c.failed + ' failed, ' + c.aborted + ' aborted' +
+    (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
+  const done = c.history.map((k) => ({ id: k.checkpointId, row: el('tr', { 'data-testid': 'checkpoint-row' },
+    el('td', {}, k.checkpointId), el('td', {}, 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
     el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
-    el('td', {}, bytes(k.bytes))));
+    el('td', {}, bytes(k.bytes))) }));
+  const failed = c.failures.map((f) => ({ id: f.checkpointId, row: el('tr', { 'data-testid': 'checkpoint-failed-row', class: 'failed' },
+    el('td', {}, f.checkpointId), el('td', {}, f.reason), el('td', {}, time(f.triggerTimestamp)),
+    el('td', { colspan: 5, class: 'name', title: f.message }, f.message.split('\\n')[0])) }));
+  const rows = done.concat(failed).sort((a, b) => b.id - a.id).map((r) => r.row);
   $('checkpoints').replaceChildren(...rows);
   const last = c.history.slice(-60);
   const w = 600, h = 120, max = Math.max(1, ...last.map((k) => k.durationMs));
@@ -200,7 +206,7 @@ export function dashboardPage(job: string, actions: boolean): string {
 <section><h2>Operators</h2><table><thead><tr><th>task</th><th>operator</th><th>kind</th><th>parallelism</th>
 <th>records in</th><th>records out</th><th>in/s</th><th>out/s</th></tr></thead><tbody id="operators"></tbody></table></section>
 <section><h2>Checkpoints <span id="cp-summary" class="muted"></span></h2><div id="cp-chart"></div>
-<div class="scroll"><table><thead><tr><th>id</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
+<div class="scroll"><table><thead><tr><th>id</th><th>status</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
 <tbody id="checkpoints"></tbody></table></div></section>
 <section><h2>Failures <span id="failures-summary" class="muted"></span></h2><div id="failures"></div></section>
 ${actionForm}

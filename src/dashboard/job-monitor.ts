@@ -10,7 +10,12 @@
  * counts of the attempt that ended are folded into a per-subtask base when the next is deployed.
  */
 
-import type { CompletedCheckpointStats, JobClient, JobResult } from '../coordinator/job-client.js';
+import type {
+  CompletedCheckpointStats,
+  FailedCheckpointStats,
+  JobClient,
+  JobResult,
+} from '../coordinator/job-client.js';
 import { type PlanSummary, planSummary } from '../graph/describe-plan.js';
 
 /** Upper bounds (seconds) of the checkpoint duration histogram buckets; `+Inf` is implied. */
@@ -75,8 +80,14 @@ export interface JobSnapshot {
   readonly checkpoints: {
     readonly enabled: boolean;
     readonly completed: number;
+    /** Aborted for a failure (declined, expired, a task failed, storage failed, …). */
+    readonly failed: number;
+    /** Aborted without a failure of their own: subsumed, or the job stopping. */
+    readonly aborted: number;
     /** The newest last; at most {@link HISTORY_LIMIT}. */
     readonly history: readonly CompletedCheckpointStats[];
+    /** Failed and aborted ones, the newest last; at most {@link HISTORY_LIMIT}. */
+    readonly failures: readonly FailedCheckpointStats[];
     readonly latestRestore: { readonly checkpointId: number; readonly at: number } | null;
     /** Cumulative counts per bucket of {@link CHECKPOINT_DURATION_BUCKETS}, then the total and sum (s). */
     readonly durationHistogram: {
@@ -114,6 +125,9 @@ export class JobMonitor {
   #lastSampleAt = 0;
   readonly #checkpoints: CompletedCheckpointStats[] = [];
   #completed = 0;
+  #failedCheckpoints = 0;
+  #abortedCheckpoints = 0;
+  readonly #checkpointFailures: FailedCheckpointStats[] = [];
   readonly #buckets: number[] = CHECKPOINT_DURATION_BUCKETS.map(() => 0);
   #durationSum = 0;
   #latestRestore: { checkpointId: number; at: number } | null = null;
@@ -146,6 +160,12 @@ export class JobMonitor {
       });
       this.#changed();
     };
+    const onCheckpointFailed = (f: FailedCheckpointStats) => {
+      if (isFailure(f.reason)) this.#failedCheckpoints++;
+      else this.#abortedCheckpoints++;
+      push(this.#checkpointFailures, f);
+      this.#changed();
+    };
     const onRestarting = (e: { attempt: number; delayMs: number; cause: unknown }) => {
       this.#restartCount++;
       this.#status = 'restarting';
@@ -164,6 +184,7 @@ export class JobMonitor {
     client.on('metrics', onMetrics);
     client.on('deployed', onDeployed);
     client.on('checkpoint', onCheckpoint);
+    client.on('checkpoint-failed', onCheckpointFailed);
     client.on('restarting', onRestarting);
     client.on('restored', onRestored);
     client.on('warning', onWarning);
@@ -171,6 +192,7 @@ export class JobMonitor {
       client.off('metrics', onMetrics);
       client.off('deployed', onDeployed);
       client.off('checkpoint', onCheckpoint);
+      client.off('checkpoint-failed', onCheckpointFailed);
       client.off('restarting', onRestarting);
       client.off('restored', onRestored);
       client.off('warning', onWarning);
@@ -243,7 +265,10 @@ export class JobMonitor {
       checkpoints: {
         enabled: this.#client.options.checkpointing !== null,
         completed: this.#completed,
+        failed: this.#failedCheckpoints,
+        aborted: this.#abortedCheckpoints,
         history: [...this.#checkpoints],
+        failures: [...this.#checkpointFailures],
         latestRestore: this.#latestRestore,
         durationHistogram: {
           buckets: [...this.#buckets],
@@ -323,6 +348,11 @@ function sum(c: Cell): { recordsIn: number; recordsOut: number; counters: Record
     recordsOut: c.base.recordsOut + c.current.recordsOut,
     counters,
   };
+}
+
+/** Whether an aborted checkpoint counts as failed: not when it was subsumed or the job stopped. */
+export function isFailure(reason: string): boolean {
+  return reason !== 'subsumed' && reason !== 'job-stopping';
 }
 
 function push<T>(list: T[], item: T): void {

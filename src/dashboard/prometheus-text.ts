@@ -23,7 +23,11 @@ export const METRICS = {
     type: 'counter',
     help: "Operator-specific counters (e.g. a file source's skippedLines), by counter name.",
   },
-  checkpoints: { name: 'weir_checkpoints_total', type: 'counter', help: 'Checkpoints by status.' },
+  checkpoints: {
+    name: 'weir_checkpoints_total',
+    type: 'counter',
+    help: 'Checkpoints by status: completed, failed, or aborted (subsumed or the job stopping).',
+  },
   checkpointDuration: {
     name: 'weir_checkpoint_duration_seconds',
     type: 'histogram',
@@ -74,6 +78,8 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
     }
   }
   add('checkpoints', { job, status: 'completed' }, s.checkpoints.completed);
+  add('checkpoints', { job, status: 'failed' }, s.checkpoints.failed);
+  add('checkpoints', { job, status: 'aborted' }, s.checkpoints.aborted);
   const last = s.checkpoints.history[s.checkpoints.history.length - 1];
   if (last) {
     add('checkpointSize', { job }, last.bytes);

@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   type CompletedCheckpointStats,
+  type FailedCheckpointStats,
   type JobClient,
   type JobSnapshot,
   startJob,
@@ -156,6 +157,27 @@ describe('dashboard HTTP API', () => {
       const after = await getJson(`${client.dashboardUrl}api/job`);
       expect(after.attempt).toBe(1);
       expect(after.tasks[0].operators[0].recordsOut).toBeGreaterThanOrEqual(before);
+    } finally {
+      await client.cancel();
+    }
+  });
+
+  it('counts and lists a failed checkpoint with its reason', async () => {
+    const client = await startJob(fixture('checkpointed-sum.mjs'), {
+      ...longJob({ failure: 'snapshot', at: '0.00001' }),
+      dashboard: true,
+    });
+    try {
+      const [failed] = (await once(client, 'checkpoint-failed')) as [FailedCheckpointStats];
+      expect(failed.reason).toBe('async-snapshot-failed');
+      const s = await getJson(`${client.dashboardUrl}api/job`);
+      expect(s.checkpoints.failed).toBeGreaterThanOrEqual(1);
+      expect(s.checkpoints.failures.map((f) => f.checkpointId)).toContain(failed.checkpointId);
+      const text = parseExposition(await (await fetch(`${client.dashboardUrl}metrics`)).text());
+      const failedTotal = text.samples.find(
+        (x) => x.name === 'weir_checkpoints_total' && x.labels.status === 'failed',
+      )!;
+      expect(failedTotal.value).toBeGreaterThanOrEqual(1);
     } finally {
       await client.cancel();
     }

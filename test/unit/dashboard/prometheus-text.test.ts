@@ -34,6 +34,9 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
   checkpoints: {
     enabled: true,
     completed: 2,
+    failed: 1,
+    aborted: 3,
+    failures: [],
     history: [
       {
         checkpointId: 2,
@@ -76,6 +79,11 @@ describe('prometheusText', () => {
     expect(text).toMatch(/weir_checkpoint_duration_seconds_bucket\{job="[^}]*",le="\+Inf"\} 2/);
     expect(text).toMatch(/weir_checkpoint_duration_seconds_count\{job="[^}]*"\} 2\n/);
     expect(text).toMatch(/weir_last_checkpoint_size_bytes\{job="[^}]*"\} 512\n/);
+  });
+  it('counts checkpoints by status', () => {
+    expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="completed"\} 2\n/);
+    expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="failed"\} 1\n/);
+    expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="aborted"\} 3\n/);
   });
   it('reports restarts, running state and uptime', () => {
     expect(text).toMatch(/weir_restarts_total\{job="[^}]*"\} 1\n/);
