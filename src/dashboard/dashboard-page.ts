@@ -21,6 +21,8 @@ th:first-child, td:first-child, td.name { text-align: left; }
 th { background: #f0f3f6; font-weight: 600; }
 pre { background: #fff4f4; border-left: 3px solid #c62828; padding: 8px; overflow-x: auto; font-size: 12px; margin: 4px 0 12px; }
 .muted { color: #6b7785; }
+tr.clickable { cursor: pointer; } tr.clickable:hover td { background: #f7f9fb; }
+tr.sub td { color: #4a5663; font-size: 12px; background: #fafbfc; }
 tr.failed td { color: #c62828; }
 .scroll { max-height: 360px; overflow-y: auto; }
 .scroll th { position: sticky; top: 0; }
@@ -98,12 +100,27 @@ function renderPlan(s) {
   $('plan').replaceChildren(svg);
 }
 
+/** Operator ids whose per-subtask rows are shown (a click on the operator's row toggles). */
+const expanded = new Set();
 function renderTasks(s) {
   const rows = [];
   for (const t of s.tasks) for (const o of t.operators) {
-    rows.push(el('tr', { 'data-testid': 'operator-row' }, el('td', {}, t.id), el('td', { class: 'name' }, o.name),
+    const row = el('tr', { 'data-testid': 'operator-row', class: 'clickable', title: 'show subtasks' },
+      el('td', {}, t.id), el('td', { class: 'name' }, (expanded.has(o.id) ? '▾ ' : '▸ ') + o.name),
       el('td', { class: 'name' }, o.kind), el('td', {}, t.parallelism), el('td', {}, num(o.recordsIn)), el('td', {}, num(o.recordsOut)),
-      el('td', {}, num(o.inPerSec)), el('td', {}, num(o.outPerSec))));
+      el('td', {}, num(o.inPerSec)), el('td', {}, num(o.outPerSec)));
+    row.onclick = () => {
+      if (expanded.has(o.id)) expanded.delete(o.id); else expanded.add(o.id);
+      renderTasks(s);
+    };
+    rows.push(row);
+    if (!expanded.has(o.id)) continue;
+    for (const st of o.subtasks) {
+      const counters = Object.entries(st.counters).map(([k, v]) => k + ' ' + num(v)).join(', ');
+      rows.push(el('tr', { 'data-testid': 'subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + st.subtask),
+        el('td', { class: 'name' }, counters), el('td', {}), el('td', {}, num(st.recordsIn)), el('td', {}, num(st.recordsOut)),
+        el('td', {}), el('td', {})));
+    }
   }
   $('operators').replaceChildren(...rows);
 }

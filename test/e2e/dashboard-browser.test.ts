@@ -60,6 +60,10 @@ describe('dashboard page in Chromium', () => {
       expect(await nodes.count()).toBe(2);
       await page.locator('[data-testid=plan] text', { hasText: 'hash · 4 ch' }).waitFor(WAIT);
       expect(await page.locator('[data-testid=operator-row]').count()).toBe(4);
+      // a click on an operator shows its subtasks, and they stay open across updates
+      await page.locator('[data-testid=operator-row]', { hasText: 'running sum' }).click(WAIT);
+      await page.locator('[data-testid=subtask-row]', { hasText: 'subtask 1' }).waitFor(WAIT);
+      expect(await page.locator('[data-testid=subtask-row]').count()).toBe(2);
 
       // the checkpoint table grows while the job runs
       const rows = page.locator('[data-testid=checkpoint-row]');
