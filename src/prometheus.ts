@@ -45,6 +45,7 @@ const LABELS: Record<Exclude<keyof typeof METRICS, 'checkpointDuration'>, readon
   up: ['job'],
   uptime: ['job'],
   parallelism: ['job', 'task', 'task_id'],
+  watermark: ['job', 'task', 'task_id', 'subtask'],
 };
 
 export function registerJobMetrics(

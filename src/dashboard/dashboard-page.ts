@@ -48,6 +48,8 @@ const num = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n < 10 ? n.toFixed(1) : num(n)) + ' ms';
 const bytes = (n) => n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB';
 const time = (t) => new Date(t).toLocaleTimeString('en-GB');
+/** A watermark: a wall-clock time when it looks like one (after 2000-01-01), else a number. */
+const wm = (w) => (w > 946684800000 ? new Date(w).toISOString().slice(11, 23) : num(w));
 
 function renderHeader(s) {
   const st = $('status');
@@ -72,9 +74,9 @@ function layout(plan) {
     const col = level.get(v.id);
     const row = rows.get(col) || 0;
     rows.set(col, row + 1);
-    pos.set(v.id, { x: 20 + col * 340, y: 20 + row * 120 });
+    pos.set(v.id, { x: 20 + col * 370, y: 20 + row * 120 });
   }
-  return { pos, width: 20 + (Math.max(...level.values()) + 1) * 340, height: 20 + Math.max(...rows.values()) * 120 };
+  return { pos, width: 20 + (Math.max(...level.values()) + 1) * 370, height: 20 + Math.max(...rows.values()) * 120 };
 }
 
 function renderPlan(s) {
@@ -83,7 +85,7 @@ function renderPlan(s) {
   svg.append(el('defs', {}, el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: 'auto' }, el('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#6b7785' }))));
   for (const e of s.plan.edges) {
     const a = pos.get(e.from), b = pos.get(e.to);
-    const x1 = a.x + 220, y1 = a.y + 40, x2 = b.x, y2 = b.y + 40;
+    const x1 = a.x + 260, y1 = a.y + 40, x2 = b.x, y2 = b.y + 40;
     svg.append(el('path', { class: 'edge', d: 'M' + x1 + ',' + y1 + ' C' + (x1 + 30) + ',' + y1 + ' ' + (x2 - 30) + ',' + y2 + ' ' + x2 + ',' + y2 }));
     svg.append(el('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 6, fill: '#6b7785', 'text-anchor': 'middle' }, e.partitioning + ' · ' + e.channels + ' ch'));
   }
@@ -91,11 +93,12 @@ function renderPlan(s) {
     const p = pos.get(t.id);
     svg.append(el('g', { class: 'node', 'data-testid': 'task-node', transform: 'translate(' + p.x + ',' + p.y + ')' },
       el('title', {}, t.operators.map((o) => o.name + ' (' + o.kind + ')').join(' -> ')),
-      el('rect', { width: 220, height: 80 }),
+      el('rect', { width: 260, height: 80 }),
       el('text', { x: 8, y: 18, 'font-weight': 600 }, (t.name.length > 30 ? t.name.slice(0, 29) + '…' : t.name)),
       el('text', { x: 8, y: 38 }, 'parallelism ' + t.parallelism + ' · ' + t.operators.length + ' operator(s)'),
       el('text', { x: 8, y: 56 }, 'in ' + num(t.inPerSec) + '/s'),
-      el('text', { x: 8, y: 72 }, 'out ' + num(t.outPerSec) + '/s')));
+      el('text', { x: 8, y: 72 }, 'out ' + num(t.outPerSec) + '/s' +
+        (t.watermark === null ? '' : ' · watermark ' + wm(t.watermark)))));
   }
   $('plan').replaceChildren(svg);
 }

@@ -53,6 +53,12 @@ export interface TaskView {
   /** The chain head's input and the chain tail's output (Flink's task-level view). */
   readonly inPerSec: number;
   readonly outPerSec: number;
+  /**
+   * Input watermark (event-time ms) per subtask, null until one arrived (and always for source
+   * tasks, which have no network input); `min` over subtasks is the task's watermark.
+   */
+  readonly watermarks: readonly (number | null)[];
+  readonly watermark: number | null;
   readonly operators: readonly OperatorView[];
 }
 
@@ -100,8 +106,6 @@ export interface JobSnapshot {
   readonly warnings: { readonly count: number; readonly history: readonly FailureView[] };
   /** Why the job ended, when it failed. */
   readonly failure: FailureView | null;
-  /** Watermarks are not sampled from tasks yet: always null (see docs/architecture.md). */
-  readonly watermarks: null;
 }
 
 interface Cell {
@@ -120,6 +124,8 @@ export class JobMonitor {
   #attempt = 0;
   /** `vertexId/subtask/nodeId` → counts. */
   readonly #cells = new Map<string, Cell>();
+  /** `vertexId/subtask` → the task's input watermark in the latest sample. */
+  readonly #watermarks = new Map<string, number>();
   #lastTotals = new Map<number, { recordsIn: number; recordsOut: number }>();
   #rates = new Map<number, { inPerSec: number; outPerSec: number }>();
   #lastSampleAt = 0;
@@ -245,10 +251,17 @@ export class JobMonitor {
         const rate = this.#rates.get(op.id) ?? { inPerSec: 0, outPerSec: 0 };
         return { id: op.id, name: op.name, kind: op.kind, recordsIn, recordsOut, ...rate, subtasks };
       });
+      const watermarks: (number | null)[] = [];
+      for (let st = 0; st < v.parallelism; st++)
+        watermarks.push(this.#watermarks.get(`${v.id}/${st}`) ?? null);
+      const known = watermarks.filter((w): w is number => w !== null);
       return {
         id: v.id,
         name: v.name,
         parallelism: v.parallelism,
+        watermarks,
+        // the task's watermark is its slowest subtask's, once every subtask has one
+        watermark: known.length === v.parallelism && known.length > 0 ? Math.min(...known) : null,
         inPerSec: operators[0]?.inPerSec ?? 0,
         outPerSec: operators[operators.length - 1]?.outPerSec ?? 0,
         operators,
@@ -279,7 +292,6 @@ export class JobMonitor {
       restarts: { count: this.#restartCount, history: [...this.#restarts] },
       warnings: { count: this.#warningCount, history: [...this.#warnings] },
       failure: this.#failure,
-      watermarks: null,
     };
   }
 
@@ -297,6 +309,7 @@ export class JobMonitor {
           this.#cells.set(key, cell);
         }
         cell.current = { recordsIn: m.recordsIn, recordsOut: m.recordsOut, counters: { ...m.counters } };
+        if (m.inputWatermark !== undefined) this.#watermarks.set(taskKey, m.inputWatermark);
       }
     }
     const now = performance.now();

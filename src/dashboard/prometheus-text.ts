@@ -48,6 +48,11 @@ export const METRICS = {
   up: { name: 'weir_job_running', type: 'gauge', help: '1 while the job runs or restarts, 0 once it ended.' },
   uptime: { name: 'weir_job_uptime_seconds', type: 'gauge', help: 'Seconds since the job started.' },
   parallelism: { name: 'weir_task_parallelism', type: 'gauge', help: 'Subtasks of a task (operator chain).' },
+  watermark: {
+    name: 'weir_task_input_watermark_milliseconds',
+    type: 'gauge',
+    help: "A subtask's input watermark (event time, ms since the epoch of the job's timestamps).",
+  },
 } as const;
 
 /** One sample: labels and value. */
@@ -67,6 +72,10 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
   };
   for (const t of s.tasks) {
     add('parallelism', { job, task: t.name, task_id: String(t.id) }, t.parallelism);
+    t.watermarks.forEach((w, subtask) => {
+      if (w !== null)
+        add('watermark', { job, task: t.name, task_id: String(t.id), subtask: String(subtask) }, w);
+    });
     for (const op of t.operators) {
       for (const st of op.subtasks) {
         const labels = { job, operator: op.name, operator_id: String(op.id), subtask: String(st.subtask) };

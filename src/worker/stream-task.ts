@@ -200,6 +200,7 @@ export class StreamTask implements BarrierHandlerActions {
       recordsIn: op.recordsIn,
       recordsOut: chain.outputs[i].count,
       counters: op.counters(),
+      ...(i === 0 && this.#watermark !== Number.NEGATIVE_INFINITY ? { inputWatermark: this.#watermark } : {}),
     }));
   }
 

@@ -91,6 +91,11 @@ export interface OperatorMetrics {
   readonly recordsOut: number;
   /** Operator-specific counters (e.g. a file source's skipped lines), summed across subtasks. */
   readonly counters?: Readonly<Record<string, number>>;
+  /**
+   * The task's input watermark (event-time ms), on the chain head of a task with network inputs,
+   * once one arrived. Read when sampled: no per-record cost.
+   */
+  readonly inputWatermark?: number;
 }
 
 export interface TaskCheckpointMetrics {

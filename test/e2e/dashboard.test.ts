@@ -185,6 +185,34 @@ describe('dashboard HTTP API', () => {
     }
   });
 
+  it("shows each subtask's input watermark", async () => {
+    const client = await startJob(fixture('event-time-running.mjs'), {
+      parallelism: 2,
+      metricsInterval: 100,
+      dashboard: true,
+    });
+    try {
+      // wait until a sample carries a watermark on every keyed subtask
+      let s: JobSnapshot;
+      do {
+        await once(client, 'metrics');
+        s = await getJson(`${client.dashboardUrl}api/job`);
+      } while (s.tasks[1].watermark === null);
+      const keyed = s.tasks[1];
+      expect(keyed.name).toBe('count -> sink: discard');
+      expect(keyed.watermarks).toHaveLength(2);
+      // event time is value × 10 ms: a watermark is a multiple of 10 minus the bound's 1 ms
+      for (const w of keyed.watermarks) expect(((w as number) + 1) % 10).toBe(0);
+      expect(s.tasks[0].watermark).toBeNull(); // sources have no network input
+      const text = parseExposition(await (await fetch(`${client.dashboardUrl}metrics`)).text());
+      const wms = text.samples.filter((x) => x.name === 'weir_task_input_watermark_milliseconds');
+      expect(wms.map((x) => x.labels.subtask).sort()).toEqual(['0', '1']);
+      expect(wms.every((x) => x.labels.task_id === '1' && x.value >= (keyed.watermark as number))).toBe(true);
+    } finally {
+      await client.cancel();
+    }
+  });
+
   it('actions need the configured token', async () => {
     const readOnly = await startJob(fixture('checkpointed-sum.mjs'), { ...longJob(), dashboard: {} });
     try {

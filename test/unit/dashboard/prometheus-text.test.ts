@@ -17,6 +17,8 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
       parallelism: 1,
       inPerSec: 0,
       outPerSec: 0,
+      watermarks: [1234],
+      watermark: 1234,
       operators: [
         {
           id: 0,
@@ -58,7 +60,6 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
   restarts: { count: 1, history: [] },
   warnings: { count: 0, history: [] },
   failure: null,
-  watermarks: null,
   ...over,
 });
 
@@ -79,6 +80,11 @@ describe('prometheusText', () => {
     expect(text).toMatch(/weir_checkpoint_duration_seconds_bucket\{job="[^}]*",le="\+Inf"\} 2/);
     expect(text).toMatch(/weir_checkpoint_duration_seconds_count\{job="[^}]*"\} 2\n/);
     expect(text).toMatch(/weir_last_checkpoint_size_bytes\{job="[^}]*"\} 512\n/);
+  });
+  it('reports each subtask input watermark', () => {
+    expect(text).toMatch(
+      /weir_task_input_watermark_milliseconds\{job="[^}]*",task="src -> map",task_id="0",subtask="0"\} 1234\n/,
+    );
   });
   it('counts checkpoints by status', () => {
     expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="completed"\} 2\n/);
