@@ -129,6 +129,8 @@ export interface JobEvents {
   restarting: [event: RestartingEvent];
   /** A checkpoint completed (every task acknowledged it and its metadata is durable). */
   checkpoint: [stats: CompletedCheckpointStats];
+  /** A checkpoint did not complete: declined, expired, a task failed, subsumed, or the job stopping. */
+  'checkpoint-failed': [stats: FailedCheckpointStats];
   /** A live sample of the task counters, every `metricsInterval` ms (see {@link JobClient.metrics}). */
   metrics: [metrics: JobMetrics];
   /** `restoreFrom` was honoured: the first attempt starts from this checkpoint. */

@@ -37,6 +37,9 @@ describe('resolveDashboardOptions', () => {
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect((error as InvalidOptionError).option).toBe(option);
   });
+  it('rejects an unknown key, naming it with its path', () => {
+    expect(() => resolveDashboardOptions({ prot: 8080 } as never)).toThrow(/dashboard\.prot/);
+  });
 });
 
 describe('authorize', () => {
