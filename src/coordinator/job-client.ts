@@ -28,7 +28,7 @@ import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
 import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
-import type { FreshStartEvent, RestoredEvent } from './job-events.js';
+import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
 import { decideFailover } from './restore-planning.js';
@@ -447,8 +447,9 @@ export class JobClient extends EventEmitter {
 
   /**
    * Flink's stop-with-savepoint: takes a savepoint into `dir` (a new, self-contained checkpoint
-   * directory; it must not exist or be empty), lets two-phase-commit sinks commit up to it, then
-   * stops every task. `done` then resolves with `status: 'stopped'` and the savepoint; a later
+   * directory; it must not exist or be empty), waits until every task's two-phase-commit sinks
+   * committed up to it (bounded by the checkpoint timeout; past it a `savepoint-commits-pending`
+   * {@link JobWarning} says the rest is committed on restore), then stops every task. `done` then resolves with `status: 'stopped'` and the savepoint; a later
    * run continues from it with `restoreFrom: dir` (also at another parallelism).
    * @throws InvalidOptionError when the job runs without checkpointing; the savepoint's failure
    *   (the job keeps running then).
@@ -469,10 +470,46 @@ export class JobClient extends EventEmitter {
     }
     const savepoint = await this.#checkpointing.savepoint(dir);
     this.#savepoint = savepoint;
+    await this.#awaitSavepointCommits(savepoint, this.options.checkpointing.timeout);
     this.#cancelled = true;
     await this.#execution?.cancel();
     await this.done.catch(() => undefined);
     return savepoint;
+  }
+
+  /**
+   * Lets every task's committing sinks commit all they hold of checkpoints `<=` the savepoint
+   * before the tasks are cancelled: commits run asynchronously, and a cancel would overtake them
+   * (the output would then only appear when a run restores the savepoint). Bounded by the
+   * checkpoint timeout; past it, or when a task failed or ended first, the stop goes on and a
+   * `savepoint-commits-pending` warning says the rest is committed on restore.
+   */
+  async #awaitSavepointCommits(savepoint: Savepoint, timeoutMs: number): Promise<void> {
+    const tasks = this.#execution?.tasks ?? [];
+    let timer: NodeJS.Timeout | undefined;
+    const waits = tasks.map((t) =>
+      Promise.resolve()
+        .then(() => t.control.awaitCommitted(savepoint.checkpointId))
+        // The task ended (its port closed): what it did not commit is left to a restore.
+        .catch(() => false),
+    );
+    const outcome = await Promise.race([
+      Promise.all(waits).then((oks) => (oks.every(Boolean) ? 'committed' : 'task-ended')),
+      new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (outcome === 'committed') return;
+    const why =
+      outcome === 'timeout'
+        ? `the sinks did not commit within the checkpoint timeout (${timeoutMs} ms)`
+        : 'a task failed or ended before its sinks committed';
+    const warning = new JobWarning(
+      { kind: 'savepoint-commits-pending', checkpointId: savepoint.checkpointId, reason: outcome },
+      `stop-with-savepoint ${savepoint.checkpointId}: ${why}; the job stops anyway and the uncommitted output is committed when a run restores ${savepoint.path}`,
+    );
+    if (this.listenerCount('warning') > 0) this.emit('warning', warning);
+    else console.warn(`weir: ${warning.message}`);
   }
 
   #stoppedResult(savepoint: Savepoint): JobResult {

@@ -4,7 +4,8 @@
  * - `fresh-start` ({@link FreshStartEvent}): `restoreFrom: 'latest'` found nothing to restore,
  *   so the run starts from the beginning (a first start, or a mistyped directory: it says which);
  * - `warning` with a {@link JobWarning}: a fallback past damaged checkpoints, state dropped with
- *   `allowNonRestoredState`, stateful operators without an explicit uid.
+ *   `allowNonRestoredState`, stateful operators without an explicit uid, a stop-with-savepoint
+ *   that stopped before the sinks committed the savepoint.
  * `weir run` prints each of them on stderr.
  */
 
@@ -46,6 +47,16 @@ export type JobWarningDetails =
   | {
       readonly kind: 'operators-without-uid';
       readonly operators: readonly { readonly name: string; readonly kind: string; readonly uid: string }[];
+    }
+  /**
+   * Stop-with-savepoint stopped before every committing sink committed up to the savepoint
+   * (`timeout`: not within the checkpoint timeout; `task-ended`: a task failed or ended first).
+   * The output is not lost: a run restored from the savepoint commits it.
+   */
+  | {
+      readonly kind: 'savepoint-commits-pending';
+      readonly checkpointId: number;
+      readonly reason: 'timeout' | 'task-ended';
     };
 
 /** What the job client emits as `warning` for restore decisions; `details.kind` says which. */

@@ -190,6 +190,12 @@ export class StreamTask implements BarrierHandlerActions {
     // Answered directly: the counters are plain numbers of this thread, read between two turns
     // of the loop (a control message only runs when the loop yields).
     metrics: () => this.#metrics(),
+    awaitCommitted: async (checkpointId) => {
+      const waits = this.#o.chain.operators.flatMap((op) =>
+        op.awaitCommitted ? [op.awaitCommitted(checkpointId)] : [],
+      );
+      return (await Promise.all(waits)).every(Boolean);
+    },
   };
 
   #metrics(): OperatorMetrics[] {

@@ -169,4 +169,10 @@ export interface TaskControl {
   cancel(): void;
   /** The task's counters now (records in/out per operator of the current attempt). */
   metrics(): readonly OperatorMetrics[];
+  /**
+   * Stop-with-savepoint: resolves `true` once every committing sink of the task committed all it
+   * holds of checkpoints `<= checkpointId` (at once without committing sinks), `false` as soon as
+   * one failed or closed first. Answered off the loop's commands: it only watches the ledgers.
+   */
+  awaitCommitted(checkpointId: number): Promise<boolean>;
 }

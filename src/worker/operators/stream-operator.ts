@@ -100,6 +100,12 @@ export interface StreamOperator {
    * after the final checkpoint completed).
    */
   settle?(): Promise<void>;
+  /**
+   * Committing sinks: resolves `true` once nothing of checkpoints `<= checkpointId` is left to
+   * commit (stop-with-savepoint waits for it before it cancels the task), `false` when the
+   * operator failed or closed first (those committables are committed on restore).
+   */
+  awaitCommitted?(checkpointId: number): Promise<boolean>;
 }
 
 /** The base most operators extend: no state, no-op lifecycle. */

@@ -209,3 +209,14 @@ export function idle(ledger: CommitLedger): boolean {
     ledger.pending.every((e) => !eligible(ledger, e))
   );
 }
+
+/**
+ * Everything of checkpoints `<= checkpointId` is committed: no committable of them is pending
+ * and no pre-commit of them is still sealing.
+ */
+export function committedThrough(ledger: CommitLedger, checkpointId: number): boolean {
+  return (
+    ledger.sealing.every((id) => id > checkpointId) &&
+    ledger.pending.every((e) => e.checkpointId > checkpointId)
+  );
+}

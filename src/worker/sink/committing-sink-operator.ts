@@ -37,6 +37,7 @@ import {
   type CommitLedger,
   type CommitRetryPolicy,
   committablesFor,
+  committedThrough,
   emptyLedger,
   idle,
   type LedgerEffect,
@@ -92,6 +93,8 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   #failTask: (e: unknown) => void = () => {};
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   readonly #settleWaiters: { resolve(): void; reject(e: unknown): void }[] = [];
+  /** {@link awaitCommitted} callers: resolved `true` once committed through their id, else `false`. */
+  readonly #committedWaiters: { checkpointId: number; resolve(ok: boolean): void }[] = [];
   #commits = 0;
   #commitRetries = 0;
   /** Settles when `close()`'s teardown steps have run (tests and harnesses await it). */
@@ -278,12 +281,40 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     return new Promise((resolve, reject) => this.#settleWaiters.push({ resolve, reject }));
   }
 
+  /**
+   * Resolves `true` once every committable of checkpoints `<= checkpointId` is committed (and no
+   * pre-commit of them is still sealing); `false` as soon as the operator failed or closed, when
+   * they are left to a restore's commit. Never rejects: the failure reaches the task separately.
+   */
+  awaitCommitted(checkpointId: number): Promise<boolean> {
+    if (this.#committedThrough(checkpointId)) return Promise.resolve(true);
+    if (this.#failure !== undefined || this.#closed) return Promise.resolve(false);
+    return new Promise((resolve) => this.#committedWaiters.push({ checkpointId, resolve }));
+  }
+
+  #committedThrough(checkpointId: number): boolean {
+    if (!committedThrough(this.#ledger, checkpointId)) return false;
+    for (const id of this.#sealing.keys()) if (id <= checkpointId) return false;
+    return true;
+  }
+
+  #wakeCommittedWaiters(): void {
+    for (let i = this.#committedWaiters.length - 1; i >= 0; i--) {
+      const w = this.#committedWaiters[i];
+      if (this.#committedThrough(w.checkpointId)) {
+        this.#committedWaiters.splice(i, 1);
+        w.resolve(true);
+      }
+    }
+  }
+
   override counters(): Readonly<Record<string, number>> {
     return { commits: this.#commits, commitRetries: this.#commitRetries };
   }
 
   override close(): void {
     this.#closed = true;
+    for (const w of this.#committedWaiters.splice(0)) w.resolve(this.#committedThrough(w.checkpointId));
     if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
     const ended = this.#finished && this.#failure === undefined;
     const steps: [string, () => unknown][] = [];
@@ -313,6 +344,7 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     if (this.#settleWaiters.length > 0 && idle(this.#ledger) && this.#sealing.size === 0) {
       for (const w of this.#settleWaiters.splice(0)) w.resolve();
     }
+    if (this.#committedWaiters.length > 0) this.#wakeCommittedWaiters();
   }
 
   #apply(effect: LedgerEffect): void {
@@ -377,6 +409,7 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     if (this.#failure !== undefined || this.#closed) return;
     this.#failure = error;
     for (const w of this.#settleWaiters.splice(0)) w.reject(error);
+    for (const w of this.#committedWaiters.splice(0)) w.resolve(false);
     this.#failTask(error);
   }
 }

@@ -6,6 +6,7 @@ import {
   type CommitRetryPolicy,
   commitRetryDelay,
   committablesFor,
+  committedThrough,
   emptyLedger,
   idle,
   type LedgerEffect,
@@ -132,6 +133,23 @@ describe('commit ledger: exactly-once', () => {
     const { ledger } = script(emptyLedger('exactly-once'), [started(2)]);
     expect(() => step(ledger, started(2), POLICY)).toThrow(/out of order/);
     expect(() => step(ledger, sealed(5), POLICY)).toThrow(/without a pre-commit/);
+  });
+});
+
+describe('commit ledger: committedThrough (stop-with-savepoint)', () => {
+  it('holds once nothing of checkpoints <= id is sealing, pending or in flight; later ones do not count', () => {
+    let { ledger } = script(emptyLedger('exactly-once'), [started(1), sealed(1), started(2)]);
+    expect(committedThrough(ledger, 0)).toBe(true);
+    expect(committedThrough(ledger, 1)).toBe(false); // 1 pending, not yet complete
+    ledger = script(ledger, [sealed(2), complete(2)]).ledger; // commits 1 (in flight)
+    expect(committedThrough(ledger, 1)).toBe(false); // in flight is still pending
+    ledger = step(ledger, { kind: 'commit-succeeded' }, POLICY).next; // 2 starts
+    expect(committedThrough(ledger, 1)).toBe(true);
+    expect(committedThrough(ledger, 2)).toBe(false);
+    ledger = script(ledger, [started(3)]).ledger;
+    ledger = step(ledger, { kind: 'commit-succeeded' }, POLICY).next;
+    expect(committedThrough(ledger, 2)).toBe(true); // 3 is sealing, but after 2
+    expect(committedThrough(ledger, 3)).toBe(false);
   });
 });
 

@@ -17,6 +17,39 @@ function deferred<T = void>() {
 }
 
 describe('CommittingSinkOperator', () => {
+  it('awaitCommitted resolves true once the commits up to its id succeeded, false when it closes first', async () => {
+    const gates: ReturnType<typeof deferred<void>>[] = [];
+    const sink = custom<number, number>({
+      createWriter: () => ({ write() {}, preCommit: (id) => id }),
+      async commit() {
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+      },
+    });
+    const h = new SinkHarness<number>(sink);
+    h.write(1);
+    await h.preCommit(1);
+    h.write(2);
+    await h.preCommit(2);
+    let through1: boolean | null = null;
+    void h.op.awaitCommitted(1).then((ok) => {
+      through1 = ok;
+    });
+    const through2 = h.op.awaitCommitted(2);
+    h.op.notifyCheckpointComplete(2);
+    await new Promise((r) => setImmediate(r));
+    expect(gates).toHaveLength(1); // 1's commit runs
+    expect(through1).toBe(null);
+    gates[0].resolve();
+    await new Promise((r) => setImmediate(r));
+    expect(through1).toBe(true);
+    expect(gates).toHaveLength(2); // 2's commit runs
+    await h.close(); // before 2's commit succeeded: left to a restore
+    expect(await through2).toBe(false);
+    expect(await h.op.awaitCommitted(1)).toBe(true); // already committed, also after close
+  });
+
   it('a pending pre-commit delays only its snapshot; later writes belong to the next checkpoint', async () => {
     const gates = new Map<number, ReturnType<typeof deferred<void>>>();
     const commits: { id: number; records: number[] }[] = [];
