@@ -37,13 +37,17 @@ function committedParts(out: string): Map<string, { checkpointId: number; rows: 
   return parts;
 }
 
-async function startAndStop(job: string, out: string) {
+async function startAndStop(
+  job: string,
+  out: string,
+  extra: { timeout?: number; commitDelay?: string } = {},
+) {
   const client = await startJob(fixture(job), {
     parallelism: 2,
-    checkpointing: { interval: 100, dir: path.join(dir, 'run1') },
-    args: { n: String(N), keys: String(KEYS), out, rate: '3000' },
+    checkpointing: { interval: 100, dir: path.join(dir, 'run1'), timeout: extra.timeout ?? 600_000 },
+    args: { n: String(N), keys: String(KEYS), out, rate: '3000', commitDelay: extra.commitDelay ?? '300' },
   });
-  const warnings: unknown[] = [];
+  const warnings: { kind?: string; details?: unknown }[] = [];
   client.on('warning', (w: { kind?: string }) => {
     if (w.kind === 'savepoint-commits-pending') warnings.push(w);
   });
@@ -57,7 +61,7 @@ function restoreAndFinish(job: string, out: string) {
     parallelism: 2,
     restoreFrom: path.join(dir, 'savepoint'),
     checkpointing: { interval: 100, dir: path.join(dir, 'run2') },
-    args: { n: String(N), keys: String(KEYS), out, rate: '6000' },
+    args: { n: String(N), keys: String(KEYS), out, rate: '6000', commitDelay: '0' },
   });
 }
 
@@ -107,5 +111,30 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
     expect(second.status).toBe('finished');
     const all = committedJsonl<Row>(out);
     expectExact(all);
+  });
+
+  it('commits that outlast the checkpoint timeout: it stops anyway with a warning, and a restore commits them', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'weir-savepoint-commits-'));
+    const out = path.join(dir, 'out');
+    // Every commit of run 1 takes 10 minutes: none finishes before the 5 s checkpoint timeout.
+    const { client, savepoint, warnings } = await startAndStop('slow-commit-sink.mjs', out, {
+      timeout: 5000,
+      commitDelay: '600000',
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].details).toEqual({
+      kind: 'savepoint-commits-pending',
+      checkpointId: savepoint.checkpointId,
+      reason: 'timeout',
+    });
+    expect((await client.done).status).toBe('stopped');
+    expect(committedParts(out).size).toBe(0);
+
+    const second = await restoreAndFinish('slow-commit-sink.mjs', out);
+    expect(second.status).toBe('finished');
+    const all = committedParts(out);
+    // Commit-on-restore wrote the savepoint's committables (its own included).
+    expect([...all.values()].some((p) => p.checkpointId === savepoint.checkpointId)).toBe(true);
+    expectExact([...all.values()].flatMap((p) => p.rows));
   });
 });
