@@ -7,6 +7,10 @@
  * consequential failures attached as `suppressed`. Before the fix, about half of these runs
  * reported a ChannelClosedError or "checkpoint coordinator failed" instead.
  */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobFailedError, runJob, TaskFailureError } from '../../dist/index.js';
 import { fixture } from './helpers.js';
@@ -34,6 +38,34 @@ describe('failure attribution', () => {
       expect(user.message, context).toBe(`user boom at ${at}`);
       expect(user.stack, context).toMatch(/failing-downstream\.mjs/);
       for (const s of failure.suppressed) expect(s.message).not.toMatch(/user boom/);
+    }
+  });
+
+  it(`a committing sink's rejected pre-commit is the root cause, not the declined checkpoint (tolerableFailures: 0), in ${RUNS} runs`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-attribution-'));
+    try {
+      for (let i = 0; i < RUNS; i++) {
+        const error = await runJob(fixture('slow-commit-sink.mjs'), {
+          parallelism: 2,
+          checkpointing: { interval: 10, tolerableFailures: 0 },
+          restartStrategy: { type: 'none' },
+          args: {
+            n: '1000000',
+            rate: '20000',
+            commitDelay: '0',
+            failPreCommitAt: '2',
+            out: path.join(dir, String(i)),
+          },
+        }).catch((e: unknown) => e);
+        const context = `run ${i}: ${String(error)}`;
+        expect(error, context).toBeInstanceOf(JobFailedError);
+        const failure = (error as JobFailedError).cause as TaskFailureError;
+        expect(failure, context).toBeInstanceOf(TaskFailureError);
+        expect(failure.operator, context).toBe('slow sink');
+        expect((failure.cause as Error).message, context).toBe('injected pre-commit failure at checkpoint 2');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -182,6 +182,12 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     // Every pre-commit up to this one: the snapshot lists their committables.
     const waits = [...this.#sealing].filter(([id]) => id <= checkpointId).map(([, p]) => p);
     const operatorState = Promise.all(waits).then(() => this.#stateEntries(checkpointId));
+    // The task awaits this only after the chain's earlier operators serialized their state, or
+    // never when it fails first: a rejection (a failed pre-commit, reported through #fail) must
+    // not count as unhandled meanwhile. An unhandled rejection kills the worker, and the job's
+    // error then lost the sink's operator name (and could lose the race to the declined
+    // checkpoint's CheckpointFailureThresholdError).
+    operatorState.catch(() => undefined);
     return { operatorState, keyedState: undefined };
   }
 

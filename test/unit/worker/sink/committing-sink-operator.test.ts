@@ -17,6 +17,34 @@ function deferred<T = void>() {
 }
 
 describe('CommittingSinkOperator', () => {
+  it('a rejected pre-commit whose snapshot the task awaits late is not an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const sink = custom<number, number>({
+        createWriter: () => ({
+          write() {},
+          preCommit: async () => {
+            throw new Error('pre-commit down');
+          },
+        }),
+        commit() {},
+      });
+      const h = new SinkHarness<number>(sink);
+      h.write(1);
+      // The task awaits operatorState only after earlier operators serialized their state.
+      const { operatorState } = h.op.snapshotState(1);
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+      await expect(operatorState).rejects.toThrow('pre-commit down');
+      expect(h.failures).toHaveLength(1); // the task fails through bindAsyncFailure
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('awaitCommitted resolves true once the commits up to its id succeeded, false when it closes first', async () => {
     const gates: ReturnType<typeof deferred<void>>[] = [];
     const sink = custom<number, number>({
