@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runJob, startJob } from '../../dist/index.js';
+import { JobWarning, runJob, startJob } from '../../dist/index.js';
 import { committedJsonl, expectedSums, finalByKey, fixture } from './helpers.js';
 
 type Row = { key: number; count: number; sum: number };
@@ -47,9 +47,9 @@ async function startAndStop(
     checkpointing: { interval: 100, dir: path.join(dir, 'run1'), timeout: extra.timeout ?? 600_000 },
     args: { n: String(N), keys: String(KEYS), out, rate: '3000', commitDelay: extra.commitDelay ?? '300' },
   });
-  const warnings: { kind?: string; details?: unknown }[] = [];
-  client.on('warning', (w: { kind?: string }) => {
-    if (w.kind === 'savepoint-commits-pending') warnings.push(w);
+  const warnings: JobWarning[] = [];
+  client.on('warning', (w) => {
+    if (w instanceof JobWarning && w.kind === 'savepoint-commits-pending') warnings.push(w);
   });
   await new Promise((r) => client.once('checkpoint', r));
   const savepoint = await client.stopWithSavepoint(path.join(dir, 'savepoint'));
