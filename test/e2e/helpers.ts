@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const fixture = (name: string): string =>
   fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
@@ -71,4 +72,22 @@ export function expectedSums(n: number, keys: number): Map<number, { sum: number
     m.set(x % keys, e);
   }
   return m;
+}
+
+/** An output record of the keyed running-sum fixtures. */
+export interface RunningSum {
+  key: number;
+  sum: number;
+  count: number;
+}
+
+/**
+ * Exactly-once check of a keyed running-sum output over the values 0..n-1: no (key, count) twice,
+ * nothing lost, and each key's last record has the exact final sum and count.
+ */
+export function expectExactRunningSums(sums: readonly RunningSum[], n: number, keys: number): void {
+  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(sums.length); // no duplicate
+  expect(sums).toHaveLength(n); // nothing lost
+  const finals = finalByKey(sums, (s) => s.count);
+  for (const [key, e] of expectedSums(n, keys)) expect(finals.get(key)).toEqual({ key, ...e });
 }

@@ -19,24 +19,14 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { expectExactRunningSums, expectedSums, fixture, type RunningSum } from './helpers.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
 const N = 20_000;
 const KEYS = 10;
 
-interface Sum {
-  key: number;
-  sum: number;
-  count: number;
-}
-
-function expectExact(sums: readonly Sum[], n: number): void {
-  expect(sums).toHaveLength(n);
-  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
-  const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+type Sum = RunningSum;
+const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunningSums(sums, n, KEYS);
 
 describe('sinks.jetstream end to end', () => {
   let nc: NatsConnection;

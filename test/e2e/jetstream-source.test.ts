@@ -16,25 +16,15 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
-import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { expectExactRunningSums, fixture, type RunningSum } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
 const N = 30_000;
 const KEYS = 10;
 
-interface Sum {
-  key: number;
-  sum: number;
-  count: number;
-}
-
-function expectExact(sums: readonly Sum[], n: number): void {
-  expect(sums).toHaveLength(n);
-  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
-  const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+type Sum = RunningSum;
+const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunningSums(sums, n, KEYS);
 
 describe('sources.jetstream end to end', () => {
   let nc: NatsConnection;

@@ -11,25 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, openLog, startJob } from '../../dist/index.js';
-import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { expectExactRunningSums, expectedSums, fixture, type RunningSum } from './helpers.js';
 
 const N = 30_000;
 const KEYS = 10;
 const PARTITIONS = 3;
 
-interface Sum {
-  key: number;
-  sum: number;
-  count: number;
-}
-
-/** Every (key, count) exactly once and every key's final sum and count exact. */
-function expectExact(sums: readonly Sum[], n: number): void {
-  expect(sums).toHaveLength(n);
-  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
-  const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+type Sum = RunningSum;
+const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunningSums(sums, n, KEYS);
 
 /** Everything in `topic`, all partitions. */
 async function readTopic<T>(dir: string, topic: string): Promise<T[]> {

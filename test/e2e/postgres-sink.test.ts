@@ -20,25 +20,15 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { expectExactRunningSums, expectedSums, fixture, type RunningSum } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const CONNECTION = 'postgres://root@127.0.0.1:5432/test';
 const N = 30_000;
 const KEYS = 10;
 
-interface Sum {
-  key: number;
-  sum: number;
-  count: number;
-}
-
-function expectExact(sums: readonly Sum[], n: number): void {
-  expect(sums).toHaveLength(n);
-  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(n);
-  const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expectedSums(n, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+type Sum = RunningSum;
+const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunningSums(sums, n, KEYS);
 
 describe('sinks.postgres end to end', () => {
   const db = new pg.Pool({ connectionString: CONNECTION, max: 2 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobWarning, runJob, startJob } from '../../dist/index.js';
-import { committedJsonl, expectedSums, finalByKey, fixture } from './helpers.js';
+import { committedJsonl, expectExactRunningSums, fixture } from './helpers.js';
 
 type Row = { key: number; count: number; sum: number };
 const N = 6000;
@@ -17,12 +17,7 @@ const KEYS = 10;
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function expectExact(rows: readonly Row[]): void {
-  expect(new Set(rows.map((r) => `${r.key}/${r.count}`)).size).toBe(rows.length); // no duplicate
-  expect(rows).toHaveLength(N); // nothing lost
-  const finals = finalByKey(rows, (r) => r.count);
-  for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+const expectExact = (rows: readonly Row[]): void => expectExactRunningSums(rows, N, KEYS);
 
 /** The slow sink's committed files, by name: `part-<writer subtask>-<checkpoint id>.json`. */
 function committedParts(out: string): Map<string, { checkpointId: number; rows: Row[] }> {

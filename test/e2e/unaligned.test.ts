@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError, type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { expectExactRunningSums, expectedSums, finalByKey, fixture, type RunningSum } from './helpers.js';
 
 const N = 8000;
 const KEYS = 10;
@@ -24,12 +24,7 @@ async function run(args: Record<string, string>, options: JobOptions) {
   return { result, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
 }
 
-function expectExact(sums: { key: number; sum: number; count: number }[]) {
-  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
-  expect(sums).toHaveLength(N);
-  const finals = finalByKey(sums, (s) => s.count);
-  for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-}
+const expectExact = (sums: readonly RunningSum[]): void => expectExactRunningSums(sums, N, KEYS);
 
 /** Checkpoints in `dir` whose metadata references channel state. */
 async function checkpointsWithChannelState(dir: string): Promise<number> {
