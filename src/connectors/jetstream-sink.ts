@@ -37,6 +37,7 @@ import type {
 import { InvalidOptionError, JetStreamSinkError } from '../errors.js';
 import { custom } from './custom-sink.js';
 import type { JetStreamFormat } from './jetstream-source.js';
+import { WriteThroughWriter } from './write-through-writer.js';
 
 export interface JetStreamSinkOptions<T> {
   /** Server URL(s), e.g. `nats://127.0.0.1:4222`. */
@@ -229,54 +230,34 @@ class StagingWriter<T> implements CommittingSinkWriter<T, JetStreamTransaction> 
   }
 }
 
-class DirectWriter<T> implements CommittingSinkWriter<T, JetStreamTransaction> {
-  #failure: unknown;
-  #chain: Promise<void> = Promise.resolve();
+/** At-least-once / no checkpointing: publishes as records arrive (see WriteThroughWriter). */
+class DirectWriter<T> extends WriteThroughWriter<T, { subject: string; payload: Uint8Array }> {
   #js: JetStreamClient | null = null;
-  #pending: { subject: string; payload: Uint8Array }[] = [];
 
   constructor(
     readonly conn: Connection,
     readonly subjectOf: (r: T) => string,
     readonly encode: (r: unknown) => Uint8Array,
     readonly label: string,
-  ) {}
-
-  write(record: T): void {
-    if (this.#failure !== undefined) throw this.#failure;
-    this.#pending.push({ subject: this.subjectOf(record), payload: this.encode(record) });
-    if (this.#pending.length >= WINDOW) this.#flush();
+  ) {
+    super(WINDOW);
   }
 
-  async preCommit(): Promise<undefined> {
-    this.#flush();
-    await this.#chain;
-    if (this.#failure !== undefined) throw this.#failure;
-    return undefined;
+  protected item(record: T): { subject: string; payload: Uint8Array } {
+    return { subject: this.subjectOf(record), payload: this.encode(record) };
   }
 
-  finish(): void {
-    this.#flush();
+  protected async send(chunk: { subject: string; payload: Uint8Array }[]): Promise<void> {
+    this.#js ??= await this.conn.get();
+    const js = this.#js;
+    await Promise.all(chunk.map((m) => js.publish(m.subject, m.payload)));
   }
 
-  async close(): Promise<void> {
-    await this.#chain;
-    await this.conn.close();
+  protected sendError(error: unknown): unknown {
+    return publishError(this.label, 'publishing', error);
   }
 
-  #flush(): void {
-    if (this.#pending.length === 0) return;
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#chain = this.#chain.then(async () => {
-      if (this.#failure !== undefined) return;
-      try {
-        this.#js ??= await this.conn.get();
-        const js = this.#js;
-        await Promise.all(batch.map((m) => js.publish(m.subject, m.payload)));
-      } catch (error) {
-        this.#failure ??= publishError(this.label, 'publishing', error);
-      }
-    });
+  protected closeClient(): Promise<void> {
+    return this.conn.close();
   }
 }

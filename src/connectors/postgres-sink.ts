@@ -42,6 +42,7 @@ import type {
 } from '../api/committing-sink.js';
 import { InvalidOptionError, PostgresSinkError, PostgresTableNotFoundError } from '../errors.js';
 import { custom } from './custom-sink.js';
+import { WriteThroughWriter } from './write-through-writer.js';
 
 export interface PostgresSinkOptions {
   /** A connection string (`postgres://user@host:5432/db`) or a `pg` client configuration. */
@@ -422,14 +423,9 @@ class StagingWriter<T extends Record<string, unknown>>
   }
 }
 
-/** At-least-once / no checkpointing: inserts in order as rows arrive. */
-class DirectWriter<T extends Record<string, unknown>>
-  implements CommittingSinkWriter<T, PostgresTransaction>
-{
-  #rows: unknown[][] = [];
+/** At-least-once / no checkpointing: inserts in order as rows arrive (see WriteThroughWriter). */
+class DirectWriter<T extends Record<string, unknown>> extends WriteThroughWriter<T, unknown[]> {
   readonly #mapper: RowMapper;
-  #chain: Promise<void>;
-  #failure: unknown;
 
   constructor(
     readonly pool: pg.Pool,
@@ -437,51 +433,27 @@ class DirectWriter<T extends Record<string, unknown>>
     readonly table: string,
     readonly shape: TableShape,
   ) {
+    super(CHUNK_ROWS, ready);
     this.#mapper = new RowMapper(shape);
-    this.#chain = ready.catch((error: unknown) => {
-      this.#failure ??= error;
-    });
   }
 
-  write(record: T): void {
-    this.#check();
-    this.#rows.push(this.#mapper.row(record));
-    if (this.#rows.length >= CHUNK_ROWS) this.#flush();
+  protected item(record: T): unknown[] {
+    return this.#mapper.row(record);
   }
 
-  async preCommit(): Promise<undefined> {
-    this.#flush();
-    await this.#chain;
-    this.#check();
-    return undefined;
+  protected override compact(rows: unknown[][]): unknown[][] {
+    return this.shape.upsertKey ? lastPerKey(this.#mapper.columns!, rows, this.shape.upsertKey) : rows;
   }
 
-  finish(): void {
-    this.#flush();
+  protected send(rows: unknown[][]): Promise<void> {
+    return insertRows(this.pool, this.table, this.#mapper.columns!, rows, this.shape.upsertKey);
   }
 
-  async close(): Promise<void> {
-    await this.#chain;
-    await this.pool.end();
+  protected sendError(error: unknown): unknown {
+    return sinkError(this.shape.table, 'inserting', error);
   }
 
-  #check(): void {
-    if (this.#failure !== undefined) throw this.#failure;
-  }
-
-  #flush(): void {
-    if (this.#rows.length === 0) return;
-    let rows = this.#rows;
-    this.#rows = [];
-    const columns = this.#mapper.columns!;
-    if (this.shape.upsertKey) rows = lastPerKey(columns, rows, this.shape.upsertKey);
-    this.#chain = this.#chain.then(async () => {
-      if (this.#failure !== undefined) return;
-      try {
-        await insertRows(this.pool, this.table, columns, rows, this.shape.upsertKey);
-      } catch (error) {
-        this.#failure ??= sinkError(this.shape.table, 'inserting', error);
-      }
-    });
+  protected closeClient(): Promise<void> {
+    return this.pool.end();
   }
 }

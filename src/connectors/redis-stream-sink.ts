@@ -27,6 +27,7 @@ import type {
 } from '../api/committing-sink.js';
 import { InvalidOptionError, RedisStreamError } from '../errors.js';
 import { custom } from './custom-sink.js';
+import { WriteThroughWriter } from './write-through-writer.js';
 
 export interface RedisStreamSinkOptions {
   /** e.g. `redis://127.0.0.1:6379`. */
@@ -145,49 +146,28 @@ class StagingWriter<T> implements CommittingSinkWriter<T, RedisStreamTransaction
   }
 }
 
-class DirectWriter<T> implements CommittingSinkWriter<T, RedisStreamTransaction> {
-  #pending: string[] = [];
-  #chain: Promise<void> = Promise.resolve();
-  #failure: unknown;
+/** At-least-once / no checkpointing: XADDs as records arrive (see WriteThroughWriter). */
+class DirectWriter<T> extends WriteThroughWriter<T, string> {
   constructor(
     readonly redis: Redis,
     readonly stream: string,
-  ) {}
-  write(record: T): void {
-    if (this.#failure !== undefined) throw this.#failure;
-    this.#pending.push(encode(this.stream, record));
-    if (this.#pending.length >= CHUNK) this.#flush();
+  ) {
+    super(CHUNK);
   }
-  async preCommit(): Promise<undefined> {
-    this.#flush();
-    await this.#chain;
-    if (this.#failure !== undefined) throw this.#failure;
-    return undefined;
+  protected item(record: T): string {
+    return encode(this.stream, record);
   }
-  finish(): void {
-    this.#flush();
+  protected async send(chunk: string[]): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const data of chunk) p.xadd(this.stream, '*', 'data', data);
+    const results = (await p.exec()) ?? [];
+    const failed = results.find(([error]) => error !== null);
+    if (failed) throw failed[0];
   }
-  async close(): Promise<void> {
-    await this.#chain;
+  protected sendError(error: unknown): unknown {
+    return new RedisStreamError(this.stream, `XADD failed: ${(error as Error).message}`, { cause: error });
+  }
+  protected async closeClient(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
-  }
-  #flush(): void {
-    if (this.#pending.length === 0) return;
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#chain = this.#chain.then(async () => {
-      if (this.#failure !== undefined) return;
-      const p = this.redis.pipeline();
-      for (const data of batch) p.xadd(this.stream, '*', 'data', data);
-      try {
-        const results = (await p.exec()) ?? [];
-        const failed = results.find(([error]) => error !== null);
-        if (failed) throw failed[0];
-      } catch (error) {
-        this.#failure ??= new RedisStreamError(this.stream, `XADD failed: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-    });
   }
 }
