@@ -5,80 +5,18 @@
  *
  * The task runs in this thread: a rate-limited sequence chained to a `sinks.custom` sink.
  */
-import type { MessagePort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import type { CommittingSink } from '../../../../src/api/committing-sink.js';
-import { buildStreamGraph, defineJob } from '../../../../src/api/define-job.js';
-import type { SinkContext } from '../../../../src/api/source.js';
+import { defineJob } from '../../../../src/api/define-job.js';
 import { sinks, sources } from '../../../../src/connectors/index.js';
 import { SinkCommitError } from '../../../../src/errors.js';
-import { buildExecutionPlan } from '../../../../src/graph/build-execution-plan.js';
-import { findVertex, OperatorChain } from '../../../../src/worker/operator-chain.js';
-import type { TaskSnapshotStorage } from '../../../../src/worker/snapshot-storage.js';
-import { StreamTask } from '../../../../src/worker/stream-task.js';
-import type { TaskEvent } from '../../../../src/worker/task-deployment.js';
-import { TaskTime } from '../../../../src/worker/timers/task-time.js';
+import { acked, inThreadTask } from './in-thread-task.js';
 
 function sinkTask(sink: CommittingSink<number, unknown>) {
   const def = defineJob((env) => {
     env.fromSource(sources.sequence({ from: 0, to: 1_000_000, ratePerSec: 20_000 }), 'numbers').sinkTo(sink);
   });
-  const plan = buildExecutionPlan(buildStreamGraph(def), { parallelism: 1 });
-  const time = new TaskTime();
-  const chain = new OperatorChain(findVertex(plan, 0), {
-    subtaskIndex: 0,
-    parallelism: 1,
-    attempt: 0,
-    networkOutputs: new Map(),
-    networkWatermarkOutputs: new Map(),
-    time,
-    createKeyedBackend: () => {
-      throw new Error('no keyed operator in this chain');
-    },
-    restoredOperatorState: () => undefined,
-    sinkContext: (base, restoredState): SinkContext => ({
-      ...base,
-      checkpointingMode: 'exactly-once',
-      restoredState,
-      restoredCheckpointId: undefined,
-      deliver: () => undefined,
-    }),
-  });
-  const events: TaskEvent[] = [];
-  const waiters: (() => void)[] = [];
-  const eventPort = {
-    postMessage(e: TaskEvent) {
-      events.push(e);
-      for (const w of waiters.splice(0)) w();
-    },
-  } as unknown as MessagePort;
-  const storage = {
-    writeOperatorChunks: async () => ({ handles: [], keyedHandles: [], bytes: 0 }),
-    readChunk: () => {
-      throw new Error('nothing to read');
-    },
-    close: async () => undefined,
-  } as unknown as TaskSnapshotStorage;
-  const task = new StreamTask({
-    name: 'numbers -> sink (1/1)',
-    chain,
-    gate: null,
-    inputIndexOf: [],
-    time,
-    outputs: [],
-    checkpointing: { mode: 'exactly-once', dir: '/nonexistent', incremental: false, stateBackend: 'heap' },
-    createBarrierHandler: null,
-    storage,
-    eventPort,
-  });
-  const until = async (pred: (e: TaskEvent) => boolean): Promise<TaskEvent> => {
-    for (;;) {
-      const found = events.find(pred);
-      if (found) return found;
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  return { task, events, until };
+  return inThreadTask(def, 'numbers -> sink (1/1)');
 }
 
 /** Resolves once `count()` reaches `n`, checked after every write (`onWrite` is called by the sink). */
@@ -101,8 +39,6 @@ function counter() {
     },
   };
 }
-
-const acked = (id: number) => (e: TaskEvent) => e.kind === 'acknowledge' && e.checkpointId === id;
 
 describe('StreamTask with an asynchronous pre-commit', () => {
   it('keeps processing while the pre-commit is pending and acknowledges when it resolves', async () => {
