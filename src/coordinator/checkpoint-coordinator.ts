@@ -301,7 +301,9 @@ export class CheckpointCoordinator {
   ): DeclineResult {
     const entry = this.#pending.get(checkpointId);
     if (entry === undefined || entry.committing) return 'ignored';
-    this.#abort(entry, reason, `declined by task ${taskKey}`, error);
+    // The task's own words go into the message: "declined by task 1/1" alone says nothing.
+    const why = error instanceof Error ? error.message : error === undefined ? '' : String(error);
+    this.#abort(entry, reason, `declined by task ${taskKey}${why ? `: ${why}` : ''}`, error);
     return 'aborted';
   }
 

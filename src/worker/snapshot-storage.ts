@@ -7,6 +7,8 @@
  */
 
 import { Packr } from 'msgpackr';
+import { encodeValue, msgpackValueOptions } from '../channels/msgpack-values.js';
+import { ValueNotSerializableError } from '../errors.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { TaskDeployment } from './task-deployment.js';
@@ -31,9 +33,35 @@ export interface TaskSnapshotStorage {
   close(): Promise<void>;
 }
 
-/** One codec for operator-state chunks, used by tasks (write) and the restore planner (read). */
+/**
+ * One codec for operator-state chunks, used by tasks (write) and the restore planner (read).
+ * Operator state carries user values (a collect sink's sealed records, a custom sink's
+ * committables), so it keeps them as keyed state does: Sets, BigInts, Dates, and with
+ * {@link packOperatorState} -0 and Maps (msgpack-values.ts); a function is an error.
+ */
 export function operatorStatePackr(): Packr {
-  return new Packr({ useRecords: false, moreTypes: true });
+  return new Packr({ useRecords: false, useBigIntExtension: true, ...msgpackValueOptions('operator state') });
+}
+
+/**
+ * Packs one operator's operator-state entries with {@link operatorStatePackr}'s codec, keeping -0
+ * and Maps; a value that cannot be stored is a {@link ValueNotSerializableError} naming the operator.
+ */
+export function packOperatorState(
+  packr: Packr,
+  operatorUid: string,
+  entries: readonly unknown[],
+): Uint8Array {
+  try {
+    return packr.pack(encodeValue(entries, true));
+  } catch (err) {
+    if (err instanceof ValueNotSerializableError)
+      throw new ValueNotSerializableError(`operator state of ${operatorUid}`, err.reason, {
+        cause: err,
+        operator: operatorUid,
+      });
+    throw err;
+  }
 }
 
 export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapshotStorage> {
@@ -45,7 +73,10 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
     async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
       const chunks: KeyedChunk[] = [...keyedChunks];
       if (operatorState.length > 0)
-        chunks.push({ name: OPERATOR_STATE_CHUNK, bytes: packr.pack(operatorState) });
+        chunks.push({
+          name: OPERATOR_STATE_CHUNK,
+          bytes: packOperatorState(packr, operatorUid, operatorState),
+        });
       if (chunks.length === 0) return { handles: [], keyedHandles: [], bytes: 0 };
       const handles = await storage.writeChunks(
         checkpointId,

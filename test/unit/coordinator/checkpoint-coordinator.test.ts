@@ -347,6 +347,8 @@ describe('CheckpointCoordinator: aborts and failures', () => {
     t.clock.advance(100);
     t.coordinator.receiveDecline('2/0', 1, 'declined', new Error('disk full'));
     expect(t.failJob).toEqual([]);
+    // the task's reason is in the message, not only in the cause
+    expect(t.aborted[0].error.message).toBe('checkpoint 1 declined: declined by task 2/0: disk full');
     t.clock.advance(100);
     t.ackAll(2);
     await flushPromises();
