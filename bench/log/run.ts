@@ -10,13 +10,20 @@
  * per record (every thread; for the brokers only the client's side), which depends far less on
  * what else the machine runs than the rates do.
  *
- * Run: node --import tsx bench/log/run.ts [--quick] [--rounds N] [--seconds S] [--json PATH]
- * (default JSON path: bench/results/log.json). `weir bench --suite log` runs it.
+ * Multi-thread cases: the same single-record appenders spread over `--threads` worker threads
+ * (default 4), each thread with its own handle, once with the main thread holding a handle on the
+ * directory too (its handle commits every thread's appends: `src/log/thread-relay.ts`) and once
+ * without (each thread commits its own). Thread start-up is excluded (they start on a message once all are ready).
+ *
+ * Run: node --import tsx bench/log/run.ts [--quick] [--rounds N] [--seconds S] [--threads N]
+ * [--only REGEX] [--json PATH] (default JSON path: bench/results/log.json; `--only` keeps the cases
+ * whose "system load appenders" matches). `weir bench --suite log` runs it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { type Durability, openLog } from '../../src/log/index.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
 import { printTable, type TableRow } from '../harness/print-table.js';
@@ -32,6 +39,9 @@ const arg = (flag: string): string | undefined => {
 const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 2));
 const SECONDS = Number(arg('--seconds') ?? (quick ? 0.4 : 2));
 const JSON_PATH = arg('--json') ?? resultsPath(quick ? 'log-quick.json' : 'log.json');
+const THREADS = Number(arg('--threads') ?? 4);
+const ONLY = arg('--only') === undefined ? undefined : new RegExp(arg('--only') as string);
+const THREAD_CONCURRENCY = [64, 512];
 const CONCURRENCY = [1, 8, 64, 512];
 const BATCH = 256;
 const BATCH_CONCURRENCY = [1, 8];
@@ -120,6 +130,73 @@ function weirCase(durability: Durability, concurrency: number, recordsPerAppend:
           return topic.append(batch, { key: a });
         });
       } finally {
+        await log.close();
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * `concurrency` single-record appenders spread over THREADS worker threads (`thread-appender.ts`);
+ * with `mainHandle`, the main thread keeps a handle open on the directory meanwhile and so commits
+ * every thread's appends.
+ */
+function threadCase(durability: Durability, concurrency: number, mainHandle: boolean): Case {
+  return {
+    system: `weir log (${durability}), ${THREADS} threads, ${mainHandle ? 'main-thread committer' : 'no main handle'}`,
+    load: 'single-record',
+    concurrency,
+    recordsPerAppend: 1,
+    async run() {
+      const base = mkdtempSync(path.join(os.tmpdir(), 'weir-bench-log-'));
+      const dir = path.join(base, 'log');
+      const log = openLog(dir, { durability });
+      log.topic('clicks', { partitions: PARTITIONS });
+      if (!mainHandle) await log.close();
+      const per = Math.ceil(concurrency / THREADS);
+      const workers: Worker[] = [];
+      try {
+        const ready: Promise<void>[] = [];
+        const done: Promise<Float64Array>[] = [];
+        for (let t = 0; t < THREADS; t++) {
+          const worker = new Worker(new URL('./thread-appender.mjs', import.meta.url), {
+            workerData: { dir, durability, concurrency: per, firstAppender: t * per, seconds: SECONDS },
+          });
+          workers.push(worker);
+          ready.push(
+            new Promise((resolve, reject) => {
+              worker.on('error', reject);
+              worker.on('message', (m: { kind: string }) => m.kind === 'ready' && resolve());
+            }),
+          );
+          done.push(
+            new Promise((resolve, reject) => {
+              worker.on('error', reject);
+              worker.on(
+                'message',
+                (m: { kind: string; latencies: Float64Array }) => m.kind === 'done' && resolve(m.latencies),
+              );
+            }),
+          );
+        }
+        await Promise.all(ready);
+        const cpu = process.cpuUsage();
+        const start = performance.now();
+        for (const worker of workers) worker.postMessage('start');
+        const all = await Promise.all(done);
+        const seconds = (performance.now() - start) / 1000;
+        const used = process.cpuUsage(cpu);
+        const latencies = Float64Array.from(all.flatMap((l) => [...l])).sort();
+        return {
+          appends: latencies.length,
+          records: latencies.length,
+          seconds,
+          latencies,
+          cpuMicros: used.user + used.system,
+        };
+      } finally {
+        await Promise.all(workers.map((w) => w.terminate()));
         await log.close();
         rmSync(base, { recursive: true, force: true });
       }
@@ -231,12 +308,19 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCY) cases.push(weirCase(durability, c, 1));
     for (const c of BATCH_CONCURRENCY) cases.push(weirCase(durability, c, BATCH));
   }
+  for (const c of THREAD_CONCURRENCY) {
+    for (const mainHandle of [true, false]) cases.push(threadCase('fsync', c, mainHandle));
+  }
   for (const brokers of [await natsCases(), await redisCases()]) {
     cases.push(...brokers.cases);
     if (brokers.skipped) {
       console.log(brokers.skipped);
       notes.push(brokers.skipped);
     }
+  }
+  if (ONLY !== undefined) {
+    const kept = cases.filter((c) => ONLY.test(`${c.system} ${c.load} ${c.concurrency}`));
+    cases.splice(0, cases.length, ...kept);
   }
   const results = cases.map(() => [] as Outcome[]);
   for (let round = 0; round < ROUNDS; round++) {

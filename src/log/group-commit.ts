@@ -28,6 +28,7 @@
 
 import { LogStorageError, WeirError } from '../errors.js';
 import { applyConditionally, PlanView } from './plan-view.js';
+import { outcomeError, type WireOp, type WireOutcome } from './thread-relay.js';
 
 /** An operation planned on a view: returns its result, having written its ops into the view. */
 export type PlanFunction<R> = (view: PlanView) => R;
@@ -37,6 +38,13 @@ interface QueuedOperation {
   readonly plan: PlanFunction<unknown>;
   readonly resolve: (result: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** The operation as data, for the main thread's committer (`thread-relay.ts`). */
+  readonly wire: WireOp | undefined;
+}
+
+/** Hands a group to the main thread's committer; `null`: none there, commit it here. */
+export interface GroupRelay {
+  send(ops: WireOp[]): Promise<WireOutcome[] | null> | null;
 }
 
 export interface GroupCommitOptions {
@@ -61,8 +69,16 @@ export class GroupCommit {
   /** Resolves when the queue has drained; `undefined` while idle. */
   #running: Promise<void> | undefined;
 
+  /** Set on follower handles (`thread-relay.ts`). */
+  #relay: GroupRelay | undefined;
+
   constructor(options: GroupCommitOptions) {
     this.#o = options;
+  }
+
+  /** Makes this a follower: its groups go to the main thread's committer while there is one. */
+  useRelay(relay: GroupRelay): void {
+    this.#relay = relay;
   }
 
   /** Whether operations are queued or a group is in flight. */
@@ -71,9 +87,9 @@ export class GroupCommit {
   }
 
   /** Queues `plan`; resolves with its result once its group is durable. */
-  submit<R>(records: number, plan: PlanFunction<R>): Promise<R> {
+  submit<R>(records: number, plan: PlanFunction<R>, wire?: WireOp): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ records, plan, resolve: resolve as (r: unknown) => void, reject });
+      this.#queue.push({ records, plan, resolve: resolve as (r: unknown) => void, reject, wire });
       if (this.#running === undefined) this.#running = this.#drain();
     });
   }
@@ -89,7 +105,7 @@ export class GroupCommit {
       while (this.#queue.length > 0) {
         const group = this.#take();
         try {
-          await this.#commit(group);
+          if (!(await this.#relayed(group))) await this.#commit(group);
         } catch (error) {
           const failure = asStorageError(error, this.#o.dir);
           for (const op of group) op.reject(failure);
@@ -110,6 +126,26 @@ export class GroupCommit {
       n++;
     }
     return this.#queue.splice(0, n);
+  }
+
+  /** Sends the group to the main thread's committer when there is one; false: commit it here. */
+  async #relayed(group: QueuedOperation[]): Promise<boolean> {
+    const relay = this.#relay;
+    if (relay === undefined || group.some((op) => op.wire === undefined)) return false;
+    const sent = relay.send(group.map((op) => op.wire as WireOp));
+    if (sent === null) return false;
+    const outcomes = await sent;
+    if (outcomes === null) return false; // the committer retired without taking it
+    for (let i = 0; i < group.length; i++) {
+      const outcome = outcomes[i];
+      if (outcome === undefined) {
+        group[i].reject(
+          new LogStorageError(`log ${this.#o.dir}: the main thread's committer closed without answering`),
+        );
+      } else if (outcome.ok) group[i].resolve(outcome.result);
+      else group[i].reject(outcomeError(outcome, this.#o.dir));
+    }
+    return true;
   }
 
   async #commit(group: QueuedOperation[]): Promise<void> {

@@ -34,6 +34,8 @@ import {
 import type { Durability } from './log-options.js';
 import { LogRecordCodec } from './log-record-codec.js';
 import { LogWakeup } from './log-wakeup.js';
+import { ThreadRelay, type WireOp } from './thread-relay.js';
+import { Topic } from './topic.js';
 
 /** How a handle writes (see `LogOptions`); validated by `openLog`. */
 export interface LogCoreSettings {
@@ -63,6 +65,10 @@ export class LogCore {
   readonly wakeup: LogWakeup;
   /** Every asynchronous write of this handle goes through it, in call order. */
   readonly #group: GroupCommit;
+  /** Cross-thread group commit (`thread-relay.ts`): committer on the main thread, else follower. */
+  readonly #relay: ThreadRelay;
+  /** Committer side: topics of the operations other threads sent, by name and id. */
+  readonly #wireTopics = new Map<string, Topic>();
   /** Set once by `close()`; every operation checks it first. */
   #closing: Promise<void> | undefined;
 
@@ -79,6 +85,13 @@ export class LogCore {
       renewSnapshot: () => this.root.resetReadTxn(),
       onCommit: () => this.wakeup.committed(),
     });
+    this.#relay = new ThreadRelay({
+      dir,
+      realDir: realpathSync(dir),
+      word: new Int32Array(userSharedBuffer(root, 'weir-log-relay')),
+      submit: (op) => this.#submitWire(op),
+    });
+    if (!this.#relay.committer) this.#group.useRelay(this.#relay);
     this.info = root.openDB<number, string>({ name: DB_INFO });
     // Versioned: asynchronous appends are conditional on the versions of the entries they read.
     this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS, useVersions: true });
@@ -166,8 +179,31 @@ export class LogCore {
    * meanwhile on this handle and committed in one transaction; one handle's writes land in call
    * order. `close()` waits for every queued write; LMDB failures become LogStorageError.
    */
-  submit<R>(records: number, plan: PlanFunction<R>): Promise<R> {
-    return this.#group.submit(records, plan);
+  submit<R>(records: number, plan: PlanFunction<R>, wire: WireOp): Promise<R> {
+    return this.#group.submit(records, plan, wire);
+  }
+
+  /** Operations this handle committed for other threads' handles (`thread-relay.ts`). */
+  get relayedOps(): number {
+    return this.#relay.relayedOps;
+  }
+
+  /** Committer side: queues an operation another thread's handle sent (`thread-relay.ts`). */
+  #submitWire(op: WireOp): Promise<unknown> {
+    const records = op.kind === 'append' ? op.prepared.values.length : 1;
+    let topic = this.#wireTopics.get(`${op.topicId}:${op.topic}`);
+    if (topic === undefined) {
+      this.root.resetReadTxn();
+      const meta = this.topics.get(op.topic);
+      if (meta === undefined || meta.id !== op.topicId) {
+        return Promise.reject(
+          new InvalidOptionError('topic', `topic "${op.topic}" no longer exists in ${this.dir}`),
+        );
+      }
+      topic = new Topic(this, op.topic, meta);
+      this.#wireTopics.set(`${op.topicId}:${op.topic}`, topic);
+    }
+    return this.#group.submit(records, topic.planWire(op));
   }
 
   /**
@@ -177,9 +213,18 @@ export class LogCore {
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.wakeup.close();
-      // Without appends in flight, close now: lmdb-js releases this handle's reader slot
-      // synchronously, so a thread that opens and closes many handles never runs out of them.
-      this.#closing = this.#group.busy ? this.#group.idle().then(() => this.root.close()) : this.root.close();
+      const finish = () => {
+        this.#relay.close();
+        return this.root.close();
+      };
+      if (this.#relay.committer) {
+        // Other threads' requests already sent are received and queued first, then drained.
+        this.#closing = this.#relay.retire(() => this.#group.idle()).then(finish);
+      } else {
+        // Without appends in flight, close now: lmdb-js releases this handle's reader slot
+        // synchronously, so a thread that opens and closes many handles never runs out of them.
+        this.#closing = this.#group.busy ? this.#group.idle().then(finish) : finish();
+      }
     }
     return this.#closing;
   }
@@ -196,12 +241,7 @@ const DURABILITY_CODES: Readonly<Record<Durability, number>> = { fsync: 1, os: 2
  * @throws InvalidOptionError on a mismatch.
  */
 function checkSameDurability(root: RootDatabase, dir: string, durability: Durability): void {
-  const shared = (
-    root as unknown as {
-      getUserSharedBuffer(id: string, init: ArrayBuffer, options: { envKey: boolean }): ArrayBuffer;
-    }
-  ).getUserSharedBuffer('weir-log-durability', new ArrayBuffer(4), { envKey: true });
-  const word = new Int32Array(shared);
+  const word = new Int32Array(userSharedBuffer(root, 'weir-log-durability'));
   const code = DURABILITY_CODES[durability];
   const claimed = Atomics.compareExchange(word, 0, 0, code);
   if (claimed !== 0 && claimed !== code) {
@@ -211,4 +251,13 @@ function checkSameDurability(root: RootDatabase, dir: string, durability: Durabi
       `this process has ${dir} open with durability '${other}'; every handle on one directory within a process must use the same durability, got '${durability}'`,
     );
   }
+}
+
+/** A 4-byte buffer shared by every thread's handle on the environment (lmdb-js user shared buffer). */
+function userSharedBuffer(root: RootDatabase, id: string): ArrayBuffer {
+  return (
+    root as unknown as {
+      getUserSharedBuffer(id: string, init: ArrayBuffer, options: { envKey: boolean }): ArrayBuffer;
+    }
+  ).getUserSharedBuffer(id, new ArrayBuffer(4), { envKey: true });
 }

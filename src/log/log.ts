@@ -120,6 +120,14 @@ export class Log {
     return new Topic<T>(this.#core, name, meta);
   }
 
+  /**
+   * @internal Asynchronous operations this handle committed for other threads' handles on the
+   * same directory (non-zero only on a main-thread handle: `thread-relay.ts`). For tests, benches.
+   */
+  relayedOperations(): number {
+    return this.#core.relayedOps;
+  }
+
   /** Names of every topic, sorted. */
   topics(): string[] {
     this.#core.freshSnapshot();

@@ -61,6 +61,7 @@ import {
 } from './partition-routing.js';
 import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
 import { hasRetention, retentionDeletesHead } from './retention.js';
+import type { WireOp } from './thread-relay.js';
 import { TopicTail } from './topic-tail.js';
 
 /** One record read back. */
@@ -143,8 +144,10 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       const prepared = this.#prepare(records, options, 'append');
       if (prepared.values.length === 0) return Promise.resolve(emptyResult());
-      return this.#submit(prepared.values.length, (view) =>
-        this.#planAppend(view, prepared, null),
+      return this.#submit(
+        prepared.values.length,
+        (view) => this.#planAppend(view, prepared, null),
+        this.#wireAppend(prepared, null),
       ) as Promise<AppendResult>;
     });
   }
@@ -174,7 +177,11 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       const prepared = this.#prepare(records, options, 'appendTransaction');
       const tx = this.#prepareTransaction(options, 'appendTransaction');
-      return this.#submit(prepared.values.length, (view) => this.#planAppend(view, prepared, tx));
+      return this.#submit(
+        prepared.values.length,
+        (view) => this.#planAppend(view, prepared, tx),
+        this.#wireAppend(prepared, tx),
+      );
     });
   }
 
@@ -267,7 +274,13 @@ export class Topic<T = unknown> {
    * deleted. Cost: one transaction, O(partitions + records deleted).
    */
   enforceRetention(): Promise<number> {
-    return rejecting(() => this.#submit(1, (view) => this.#planRetention(view)));
+    return rejecting(() =>
+      this.#submit(1, (view) => this.#planRetention(view), {
+        kind: 'retention',
+        topic: this.name,
+        topicId: this.#id,
+      }),
+    );
   }
 
   /**
@@ -285,7 +298,11 @@ export class Topic<T = unknown> {
   ): Promise<TransactionalAppendResult> {
     return rejecting(() => {
       const tx = this.#checkPrepared(prepared, transaction, 'appendPreparedTransaction');
-      return this.#submit(prepared.values.length, (view) => this.#planAppend(view, prepared, tx));
+      return this.#submit(
+        prepared.values.length,
+        (view) => this.#planAppend(view, prepared, tx),
+        this.#wireAppend(prepared, tx),
+      );
     });
   }
 
@@ -303,8 +320,10 @@ export class Topic<T = unknown> {
     return rejecting(() => {
       this.#checkPrepared(prepared, null, 'appendPrepared');
       if (prepared.values.length === 0) return Promise.resolve(emptyResult());
-      return this.#submit(prepared.values.length, (view) =>
-        this.#planAppend(view, prepared, null),
+      return this.#submit(
+        prepared.values.length,
+        (view) => this.#planAppend(view, prepared, null),
+        this.#wireAppend(prepared, null),
       ) as Promise<AppendResult>;
     });
   }
@@ -417,9 +436,22 @@ export class Topic<T = unknown> {
   }
 
   /** Queues the plan for this handle's next group commit (`group-commit.ts`). */
-  #submit<R>(records: number, plan: (view: PlanView) => R): Promise<R> {
+  #submit<R>(records: number, plan: (view: PlanView) => R, wire: WireOp): Promise<R> {
     this.#core.checkOpen();
-    return this.#core.submit(records, plan);
+    return this.#core.submit(records, plan, wire);
+  }
+
+  #wireAppend(prepared: PreparedAppend, tx: PreparedTransaction | null): WireOp {
+    return { kind: 'append', topic: this.name, topicId: this.#id, prepared, tx };
+  }
+
+  /**
+   * @internal For the main thread's committer (`thread-relay.ts`): the plan of an operation
+   * another thread's handle sent, on this thread's handle.
+   */
+  planWire(op: WireOp): (view: PlanView) => unknown {
+    if (op.kind === 'retention') return (view) => this.#planRetention(view);
+    return (view) => this.#planAppend(view, op.prepared, op.tx);
   }
 
   // ---------------------------------------------------------------- plans (reads only, on a view)
