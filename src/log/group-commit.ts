@@ -22,6 +22,10 @@
  * queued while a group is in flight start the next group as soon as it commits, without
  * lingering: under load, batching comes from the commit time itself.
  *
+ * Across threads: on a handle that is not the main thread's, a group is first offered to the
+ * main thread's committer (`thread-relay.ts`), which plans and commits it with its own; only when
+ * there is none (or it retired without taking the group) is it committed here as above.
+ *
  * Errors: a storage failure rejects every operation of the group with LogStorageError; giving up
  * after MAX_ATTEMPTS conflicting groups (only under extreme cross-process contention) too.
  */

@@ -7,7 +7,8 @@
  * threads of any processes, may have the same directory open at once: LMDB serialises write
  * transactions with a process-shared robust mutex and gives readers MVCC snapshots; lmdb-js shares
  * one native environment per path within a process, reference-counted, so closing one thread's
- * handle leaves the others usable.
+ * handle leaves the others usable. Within a process, a main-thread handle also commits the
+ * asynchronous writes of the others (`thread-relay.ts`).
  */
 
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
