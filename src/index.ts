@@ -1,6 +1,7 @@
 // Public entry point of weir: re-exports only.
 
 export * from './api/index.js';
+export type { BufferDebloatOptions } from './channels/buffer-debloater.js';
 export type { CheckpointBarrier, CheckpointType, Frame } from './channels/frame.js';
 export type { DeadLetter } from './connectors/dead-letter.js';
 export type { FilePendingPart, FileSinkOptions } from './connectors/file-sink.js';

@@ -371,6 +371,7 @@ export class JobClient extends EventEmitter {
             batchRecords: this.options.channels.batchRecords,
             batchBytes: this.options.channels.batchBytes,
             recordFormat: this.options.channels.recordFormat,
+            debloat: this.options.channels.debloat,
             checkpointing: checkpoints?.taskConfig ?? null,
             stateBackend: this.options.stateBackend,
             stateDir,

@@ -5,6 +5,11 @@
 
 import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';
 import {
+  type BufferDebloatOptions,
+  bufferDebloatOptions,
+  DEFAULT_BUFFER_DEBLOAT,
+} from '../channels/buffer-debloater.js';
+import {
   type DashboardOptions,
   type ResolvedDashboardOptions,
   resolveDashboardOptions,
@@ -61,6 +66,14 @@ export interface ChannelOptions {
    * fallback).
    */
   readonly recordFormat?: 'auto' | 'msgpack';
+  /**
+   * Buffer debloating: each consumer measures its throughput and caps the bytes in flight on
+   * each of its input rings so that a checkpoint barrier waits behind about `targetMs` of data
+   * instead of behind full rings (Flink's buffer debloating). `true` uses the defaults
+   * (`targetMs` 20, `periodMs` 100, `minBytes` 32 KiB, `samples` 5, `thresholdPercent` 25); an
+   * object overrides some of them. Default false: the ring's capacity is the only limit.
+   */
+  readonly debloat?: boolean | Partial<BufferDebloatOptions>;
 }
 
 export interface JobOptions {
@@ -166,6 +179,7 @@ const CHANNEL_OPTION_KEYS: KeyTable<ChannelOptions> = {
   batchRecords: true,
   batchBytes: true,
   recordFormat: true,
+  debloat: true,
 };
 
 type RestartStrategyOf<T extends RestartStrategyOptions['type']> = Extract<
@@ -202,7 +216,10 @@ export interface ResolvedJobOptions {
   readonly restoreFrom: string | undefined;
   readonly allowNonRestoredState: boolean;
   readonly allowFallbackPastDamaged: boolean;
-  readonly channels: Required<ChannelOptions>;
+  readonly channels: Required<Omit<ChannelOptions, 'debloat'>> & {
+    /** Null when debloating is off. */
+    readonly debloat: BufferDebloatOptions | null;
+  };
   readonly metricsInterval: number;
   readonly stuckTaskTimeout: number;
   readonly signal: AbortSignal | undefined;
@@ -328,6 +345,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     batchBytes:
       ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
     recordFormat: recordFormatOf(ch.recordFormat),
+    debloat: debloatOf(ch.debloat),
   };
   return {
     parallelism,
@@ -385,6 +403,27 @@ function loggerOf(logger: unknown): Logger | undefined {
   }
   return logger as Logger;
 }
+
+function debloatOf(debloat: unknown): BufferDebloatOptions | null {
+  if (debloat === undefined || debloat === false) return null;
+  if (debloat === true) return DEFAULT_BUFFER_DEBLOAT;
+  if (typeof debloat !== 'object' || debloat === null || Array.isArray(debloat)) {
+    throw new InvalidOptionError(
+      'channels.debloat',
+      `must be a boolean or { targetMs, periodMs, minBytes, samples, thresholdPercent }, got ${JSON.stringify(debloat)}`,
+    );
+  }
+  checkKnownKeys(debloat as Partial<BufferDebloatOptions>, 'channels.debloat', DEBLOAT_OPTION_KEYS);
+  return bufferDebloatOptions(debloat as Partial<BufferDebloatOptions>);
+}
+
+const DEBLOAT_OPTION_KEYS: KeyTable<BufferDebloatOptions> = {
+  targetMs: true,
+  periodMs: true,
+  minBytes: true,
+  samples: true,
+  thresholdPercent: true,
+};
 
 function recordFormatOf(format: unknown): 'auto' | 'msgpack' {
   if (format === undefined || format === 'auto') return 'auto';

@@ -12,6 +12,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
+import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import { Doorbell } from '../channels/doorbell.js';
 import { RingBuffer } from '../channels/ring-buffer.js';
 import { TaskFailureError, TaskStuckError } from '../errors.js';
@@ -44,6 +45,8 @@ export interface ExecutionOptions {
   readonly batchBytes: number;
   /** Record encoding on the rings (ChannelOptions.recordFormat). Default 'auto'. */
   readonly recordFormat?: 'auto' | 'msgpack';
+  /** Buffer debloating of every input gate (ChannelOptions.debloat); null or omitted = off. */
+  readonly debloat?: BufferDebloatOptions | null;
   readonly checkpointing: TaskCheckpointConfig | null;
   /** Keyed state backend of every task. Default 'heap'. */
   readonly stateBackend?: 'heap' | 'lmdb';
@@ -345,6 +348,7 @@ export class Execution {
             batchRecords: options.batchRecords,
             batchBytes: options.batchBytes,
             shapeBatches: options.recordFormat !== 'msgpack',
+            debloat: options.debloat ?? null,
           },
         };
         const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });

@@ -62,6 +62,10 @@ export interface TaskInputGate {
   waitAsync(timeoutMs?: number): Promise<void>;
   wake(): void;
   close(): void;
+  /** Buffer debloating: on when non-null (optional: test gates leave it out). */
+  readonly debloat?: unknown;
+  /** Ring limits the gate published (buffer debloating). */
+  readonly debloatStats?: { readonly published: number };
 }
 
 /** What the task needs from each output channel (src/channels). */
@@ -199,13 +203,17 @@ export class StreamTask implements BarrierHandlerActions {
   };
 
   #metrics(): OperatorMetrics[] {
-    const { chain } = this.#o;
+    const { chain, gate } = this.#o;
     return chain.operators.map((op, i) => ({
       nodeId: op.nodeId,
       name: op.name,
       recordsIn: op.recordsIn,
       recordsOut: chain.outputs[i].count,
-      counters: op.counters(),
+      counters:
+        i === 0 && gate?.debloat && gate.debloatStats
+          ? // The chain head reports its input gate's debloating: how often it set new ring limits.
+            { ...op.counters(), debloatLimitsPublished: gate.debloatStats.published }
+          : op.counters(),
       ...(i === 0 && this.#watermark !== Number.NEGATIVE_INFINITY ? { inputWatermark: this.#watermark } : {}),
     }));
   }

@@ -43,6 +43,7 @@ export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex:
       ? new InputGate(
           d.inputs.map((i) => i.ring),
           d.doorbell,
+          { debloat: d.channelOptions.debloat },
         )
       : null;
   const outputs: ChannelWriter[] = [];

@@ -7,6 +7,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { LogLevel } from '../api/logger.js';
 import type { CheckpointingMode } from '../api/source.js';
+import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
@@ -81,6 +82,8 @@ export interface TaskDeployment {
     readonly batchBytes: number;
     /** Shape codec for one-shape batches (false: msgpack only). */
     readonly shapeBatches: boolean;
+    /** Buffer debloating of the input gate; null = off. */
+    readonly debloat: BufferDebloatOptions | null;
   };
 }
 

@@ -71,6 +71,20 @@ describe('unaligned checkpoints', () => {
     }
   }
 
+  it('with debloated rings behind a slow consumer: exact output after a failure', async () => {
+    const { result, sums } = await run(
+      { failure: 'exit', slowEvery: '3' },
+      {
+        parallelism: 2,
+        checkpointing: { interval: 50, mode: 'exactly-once', unaligned: true },
+        channels: { ringBytes: 4096, debloat: { targetMs: 1, periodMs: 10, minBytes: 256 } },
+      },
+    );
+    expect(result.restarts).toBe(1);
+    expect(result.checkpoints.length).toBeGreaterThan(0);
+    expectExact(sums);
+  });
+
   it('with the lmdb backend and incremental checkpoints: exact output after a failure', async () => {
     const { result, sums } = await run(
       { failure: 'throw', slowEvery: '3' },
