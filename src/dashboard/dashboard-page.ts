@@ -171,7 +171,7 @@ function renderCheckpoints(s) {
     (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
   const done = c.history.map((k) => {
     const row = el('tr', { 'data-testid': 'checkpoint-row', class: 'clickable', title: 'show subtasks' },
-      el('td', {}, (expandedCheckpoints.has(k.checkpointId) ? '▾ ' : '▸ ') + k.checkpointId), el('td', {}, 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
+      el('td', {}, k.checkpointId), el('td', {}, (expandedCheckpoints.has(k.checkpointId) ? '▾ ' : '▸ ') + 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
       el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
       el('td', {}, bytes(k.bytes)));
     row.onclick = () => {
