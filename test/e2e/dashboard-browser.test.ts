@@ -94,7 +94,8 @@ describe('dashboard page in Chromium', () => {
       const seen = await rows.count();
       const first = await newestId();
       await waitForCheckpoint(first + 2);
-      expect(await rows.count()).toBeGreaterThanOrEqual(Math.min(100, seen + 2));
+      // ids in between may have failed (shown as failed rows): at least one more completed row
+      expect(await rows.count()).toBeGreaterThanOrEqual(Math.min(100, seen + 1));
 
       // the injected failure, with the worker's stack naming the job module
       const restart = page.locator('[data-testid=restart]', { hasText: 'injected failure' });
