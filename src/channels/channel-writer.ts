@@ -136,6 +136,14 @@ export class ChannelWriter {
     return this.#pendingHead < this.#pending.length;
   }
 
+  /**
+   * Share of the ring in use, 1 while frames wait for room (the producer is backpressured). Read
+   * for metrics (two atomic loads), stale like the ring's indices.
+   */
+  get fillRatio(): number {
+    return this.backlogged ? 1 : this.ring.usedBytes / this.ring.capacity;
+  }
+
   /** Payload bytes waiting in the pending queue (not counting the open batch). */
   get pendingBytes(): number {
     return this.#pendingBytes;

@@ -123,6 +123,16 @@ export class InputGate {
     }
   }
 
+  /**
+   * Share in use of the fullest input ring: near 1, this task is the slower side of that channel.
+   * For metrics: one pair of atomic loads per channel, stale like the rings' indices.
+   */
+  fillRatio(): number {
+    let max = 0;
+    for (const c of this.channels) max = Math.max(max, c.ring.usedBytes / c.ring.capacity);
+    return max;
+  }
+
   get channelCount(): number {
     return this.channels.length;
   }

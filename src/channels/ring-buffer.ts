@@ -367,6 +367,16 @@ export class RingBuffer {
     return this.closedBits !== 0;
   }
 
+  /**
+   * Bytes published and not yet released, from either side (two atomic loads; stale in either
+   * direction when read by the other side's thread). For metrics: the ring's fill.
+   */
+  get usedBytes(): number {
+    const w = Atomics.load(this.#header, RING_WRITE_INDEX) >>> 0;
+    const r = Atomics.load(this.#header, RING_READ_INDEX) >>> 0;
+    return Math.min(this.capacity, (w - r) >>> 0);
+  }
+
   /** Whether the writer has flagged that it sleeps (stale either way; for tests and metrics). */
   get writerParked(): boolean {
     return Atomics.load(this.#header, RING_WRITER_WAITING) !== 0;

@@ -40,7 +40,14 @@ import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
 import type { OperatorSnapshot } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
-import type { OperatorMetrics, TaskCheckpointConfig, TaskControl, TaskEvent } from './task-deployment.js';
+import type {
+  OperatorMetrics,
+  TaskCheckpointConfig,
+  TaskControl,
+  TaskEvent,
+  TaskLoadMetrics,
+} from './task-deployment.js';
+import { TaskTimeMeter } from './task-time-meter.js';
 import type { TaskTime } from './timers/task-time.js';
 import { WatermarkValve } from './timers/watermark-valve.js';
 import { Wakeup } from './wakeup.js';
@@ -66,6 +73,8 @@ export interface TaskInputGate {
   readonly debloat?: unknown;
   /** Ring limits the gate published (buffer debloating). */
   readonly debloatStats?: { readonly published: number };
+  /** Share in use of the fullest input ring, read for metrics; absent: not reported. */
+  fillRatio?(): number;
 }
 
 /** What the task needs from each output channel (src/channels). */
@@ -78,6 +87,8 @@ export interface TaskOutputChannel {
   /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
   interruptWait?(): void;
   close(): void;
+  /** Share of the ring in use (1 while backlogged), read for metrics; absent: not reported. */
+  readonly fillRatio?: number;
 }
 
 /** Routes control frames to the aligning or tracking handler (src/worker/barrier). */
@@ -164,6 +175,8 @@ export class StreamTask implements BarrierHandlerActions {
   readonly #valve: WatermarkValve | null;
   /** The chain's async operators (mapAsync); empty for most tasks, then every check is free. */
   readonly #asyncOps: readonly AsyncWaitOperator[];
+  /** Idle and backpressured time of this thread (task-time-meter.ts): clock reads per park only. */
+  readonly #time = new TaskTimeMeter();
 
   constructor(options: StreamTaskOptions) {
     this.#o = options;
@@ -214,8 +227,23 @@ export class StreamTask implements BarrierHandlerActions {
           ? // The chain head reports its input gate's debloating: how often it set new ring limits.
             { ...op.counters(), debloatLimitsPublished: gate.debloatStats.published }
           : op.counters(),
+      ...(op.sourceLag ? { sourceLag: op.sourceLag() } : {}),
       ...(i === 0 && this.#watermark !== Number.NEGATIVE_INFINITY ? { inputWatermark: this.#watermark } : {}),
+      ...(i === 0 ? { load: this.#load() } : {}),
     }));
+  }
+
+  /** The task's time split and ring fill, read now (O(channels) atomic loads). */
+  #load(): TaskLoadMetrics {
+    let outputFill: number | undefined;
+    for (const w of this.#o.outputs)
+      if (w.fillRatio !== undefined) outputFill = Math.max(outputFill ?? 0, w.fillRatio);
+    const inputFill = this.#o.gate?.fillRatio?.();
+    return {
+      ...this.#time.read(),
+      ...(outputFill !== undefined ? { outputFill } : {}),
+      ...(inputFill !== undefined ? { inputFill } : {}),
+    };
   }
 
   #enqueue(c: Command): void {
@@ -277,7 +305,9 @@ export class StreamTask implements BarrierHandlerActions {
         this.#flushOutputs();
         // The reader's own wake-up (e.g. an append to the log it reads) cuts the sleep short.
         r.wake?.then(() => this.#wakeup.wake());
+        this.#time.park('idle');
         await this.#wakeup.sleep(Math.min(r.ms, this.#msUntilDeadline()));
+        this.#time.unpark();
         lastYield = performance.now();
         continue;
       }
@@ -340,7 +370,11 @@ export class StreamTask implements BarrierHandlerActions {
         // Idle: publish partial batches so latency stays low without a timer.
         this.#flushOutputs();
         if (this.#anyBacklogged()) await this.#awaitCapacity();
-        else await gate.waitAsync(this.#msUntilDeadline());
+        else {
+          this.#time.park('idle');
+          await gate.waitAsync(this.#msUntilDeadline());
+          this.#time.unpark();
+        }
         lastYield = performance.now();
         continue;
       }
@@ -415,7 +449,9 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
+      this.#time.park('idle');
       await this.#wakeup.sleep(1000);
+      this.#time.unpark();
     }
   }
 
@@ -438,7 +474,9 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       if (done) return;
+      this.#time.park('idle');
       await this.#wakeup.sleep(1000);
+      this.#time.unpark();
     }
   }
 
@@ -490,7 +528,12 @@ export class StreamTask implements BarrierHandlerActions {
       this.#flushOutputs();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       // Capped: a Wakeup timer of Infinity would fire at once (Node clamps it to 1 ms).
-      else await this.#wakeup.sleep(Math.min(this.#msUntilDeadline(), ASYNC_PARK_MAX_MS));
+      else {
+        // Waiting for requests in flight counts as idle: the thread has nothing to run.
+        this.#time.park('idle');
+        await this.#wakeup.sleep(Math.min(this.#msUntilDeadline(), ASYNC_PARK_MAX_MS));
+        this.#time.unpark();
+      }
       this.#drainCommands();
       this.#fireProcessingTime();
     }
@@ -716,7 +759,12 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
-        await w.waitForCapacity();
+        this.#time.park('backpressured');
+        try {
+          await w.waitForCapacity();
+        } finally {
+          this.#time.unpark();
+        }
       }
     }
   }
@@ -740,7 +788,12 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
-        await w.waitForCapacity();
+        this.#time.park('backpressured');
+        try {
+          await w.waitForCapacity();
+        } finally {
+          this.#time.unpark();
+        }
       }
     }
   }

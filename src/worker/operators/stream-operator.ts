@@ -5,6 +5,7 @@
  */
 
 import type { RuntimeContext } from '../../api/functions.js';
+import type { SourceLag } from '../../api/source.js';
 import { AsyncUserFunctionError, KeyNotSerializableError } from '../../errors.js';
 import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
 
@@ -89,6 +90,8 @@ export interface StreamOperator {
   close(): void;
   /** Operator-specific counters reported with the task's metrics; undefined when none. */
   counters(): Readonly<Record<string, number>> | undefined;
+  /** A source's lag behind the end of its input (`SourceReader.lag`); absent on other operators. */
+  sourceLag?(): SourceLag | undefined;
   /**
    * Operators with asynchronous work off the task loop (committing sinks): the task binds, before
    * `open()`, the function that fails the task with an error raised outside any call from it.
