@@ -802,3 +802,37 @@ export class RedisStreamError extends WeirError {
     super(`redis stream "${stream}": ${reason}`, options);
   }
 }
+
+// ---------- weir verify ----------
+
+/** A failure injected by `weir verify` (job option `faultInjection`): a task failure by design. */
+export class InjectedFailureError extends WeirError {
+  readonly code = 'ERR_WEIR_INJECTED_FAILURE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly operator: string,
+    readonly subtaskIndex: number,
+    readonly attempt: number,
+    readonly atRecord: number,
+  ) {
+    super(
+      `injected failure (weir verify): ${operator} subtask ${subtaskIndex}, attempt ${attempt}, before record ${atRecord}`,
+    );
+  }
+}
+
+/** `weir verify` cannot read back what a sink committed, so it cannot compare its output. */
+export class VerifyUnsupportedSinkError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_UNSUPPORTED_SINK';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly sink: string,
+    readonly sinkType: string,
+  ) {
+    super(
+      `weir verify cannot read back the output of sink "${sink}" (type ${sinkType}): supported are ` +
+        'sinks.collect, sinks.file (jsonl, csv), sinks.log, and sinks.custom with readCommitted(); ' +
+        'sinks.stdout and sinks.discard are skipped',
+    );
+  }
+}

@@ -46,6 +46,14 @@ const COMMANDS: readonly Command[] = [
     run: async (args) => (await import('./checkpoints-command.js')).checkpointsCommand(args),
   },
   {
+    name: 'verify',
+    usage:
+      'weir verify <job> [flags]      check exactly-once of a job under injected failures\n' +
+      '                                 (weir verify --help: the flags, failure kinds, exit codes)',
+    help: async () => (await import('./verify-command.js')).VERIFY_HELP,
+    run: async (args) => (await import('./verify-command.js')).verifyCommand(args),
+  },
+  {
     name: 'bench',
     usage:
       'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH] [suite flags]\n' +

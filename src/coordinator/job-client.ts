@@ -378,6 +378,7 @@ export class JobClient extends EventEmitter {
             restore,
             pool,
             stuckTaskTimeout: this.options.stuckTaskTimeout,
+            faultInjection: this.options.faultInjection,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );

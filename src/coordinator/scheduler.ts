@@ -31,6 +31,7 @@ import type {
 } from '../worker/task-deployment.js';
 import type { TaskResult } from '../worker/task-entry.js';
 import type { TaskFailureDescription } from '../worker/task-failure-description.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 
@@ -60,6 +61,8 @@ export interface ExecutionOptions {
   readonly pool?: TaskPool;
   /** Stuck-task watchdog timeout, ms (JobOptions.stuckTaskTimeout); 0 or absent: no watchdog. */
   readonly stuckTaskTimeout?: number;
+  /** Failures to inject (JobOptions.faultInjection); absent: none. */
+  readonly faultInjection?: readonly InjectedFault[];
 }
 
 function createPiscina(
@@ -342,6 +345,7 @@ export class Execution {
           stateBackend: options.stateBackend ?? 'heap',
           stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
+          faultInjection: options.faultInjection ?? [],
           // Slots in deployment order: the watchdog's slot index is the task's index in `tasks`.
           busy: this.#watchdog ? { buffer: this.#watchdog.buffer, slot: tasks.length - 1 } : null,
           channelOptions: {
