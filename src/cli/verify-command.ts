@@ -75,7 +75,8 @@ export async function verifyCommand(args: readonly string[]): Promise<number> {
 const int = (flag: string, v: string | undefined, min: number): number | undefined => {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer >= ${min}, got ${v}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`--${flag} must be an integer >= ${min}, got ${v}`);
   return n;
 };
 

@@ -387,7 +387,10 @@ function faultsOf(faults: unknown): readonly InjectedFault[] {
     if (typeof f !== 'object' || f === null) throw new InvalidOptionError(name, 'must be an object');
     checkKnownKeys(f, name, FAULT_KEYS);
     if (f.kind !== 'throw' && f.kind !== 'exit') {
-      throw new InvalidOptionError(`${name}.kind`, `must be 'throw' or 'exit', got ${JSON.stringify(f.kind)}`);
+      throw new InvalidOptionError(
+        `${name}.kind`,
+        `must be 'throw' or 'exit', got ${JSON.stringify(f.kind)}`,
+      );
     }
     if (typeof f.operatorUid !== 'string' || f.operatorUid.length === 0) {
       throw new InvalidOptionError(`${name}.operatorUid`, 'must be an operator uid');

@@ -136,7 +136,5 @@ export function compareOutputs(
 
 /** Whether a difference breaks the guarantee of `mode`: any difference for exactly-once, a loss for at-least-once. */
 export function violates(d: OutputDifference, mode: 'exactly-once' | 'at-least-once'): boolean {
-  return mode === 'exactly-once'
-    ? d.lostCount + d.duplicateCount + d.unexpectedCount > 0
-    : d.lostCount > 0;
+  return mode === 'exactly-once' ? d.lostCount + d.duplicateCount + d.unexpectedCount > 0 : d.lostCount > 0;
 }

@@ -55,7 +55,12 @@ export interface SinkVerdict {
 
 /** What happened during the failure run, in order (ms since the run started). */
 export type TimelineEvent =
-  | { readonly atMs: number; readonly kind: 'deployed'; readonly attempt: number; readonly restoredFrom?: number }
+  | {
+      readonly atMs: number;
+      readonly kind: 'deployed';
+      readonly attempt: number;
+      readonly restoredFrom?: number;
+    }
   | { readonly atMs: number; readonly kind: 'checkpoint'; readonly checkpointId: number }
   | { readonly atMs: number; readonly kind: 'failure'; readonly attempt: number; readonly message: string };
 
@@ -131,7 +136,10 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
   if (kinds.length === 0) throw new InvalidOptionError('verify.kinds', 'needs at least one kind');
   const mode = o.mode ?? 'exactly-once';
   if (mode !== 'exactly-once' && mode !== 'at-least-once') {
-    throw new InvalidOptionError('verify.mode', `must be 'exactly-once' or 'at-least-once', got ${String(mode)}`);
+    throw new InvalidOptionError(
+      'verify.mode',
+      `must be 'exactly-once' or 'at-least-once', got ${String(mode)}`,
+    );
   }
   return {
     failures: int('failures', o.failures, 3, 0),
@@ -152,7 +160,11 @@ function sinkReaders(plan: ExecutionPlan): SinkReader[] {
       const sink = op.spec.sink;
       const type = sink.type;
       if (!isCommittingSink(sink) && type === 'collect') {
-        readers.push({ sink: `collect:${sink.name}`, type, read: async (r) => [...(r.sinks[sink.name] ?? [])] });
+        readers.push({
+          sink: `collect:${sink.name}`,
+          type,
+          read: async (r) => [...(r.sinks[sink.name] ?? [])],
+        });
       } else if (isCommittingSink(sink) && typeof sink.readCommitted === 'function') {
         const readAll = async () => sink.readCommitted!();
         readers.push({ sink: op.name, type, readAll });
@@ -278,7 +290,9 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     client.on('deployed', (e) =>
       timeline.push({ atMs: at(), kind: 'deployed', attempt: e.attempt, restoredFrom: e.restoredFrom }),
     );
-    client.on('checkpoint', (c) => timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId: c.checkpointId }));
+    client.on('checkpoint', (c) =>
+      timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId: c.checkpointId }),
+    );
     client.on('restarting', (e) => {
       failed.add(e.attempt - 1);
       const cause = (e.cause as { cause?: unknown }).cause;
@@ -299,7 +313,11 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     job,
     options: o,
     sinks,
-    failures: faults.map((f) => ({ ...f, operator: names.get(f.operatorUid) ?? f.operatorUid, fired: failed.has(f.attempt) })),
+    failures: faults.map((f) => ({
+      ...f,
+      operator: names.get(f.operatorUid) ?? f.operatorUid,
+      fired: failed.has(f.attempt),
+    })),
     restarts: run.result.restarts,
     checkpoints: run.result.checkpoints.length,
     timeline,

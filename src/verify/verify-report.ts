@@ -50,7 +50,9 @@ export function formatVerifySummary(report: VerifyReport): string {
     `weir verify ${report.job}: ${o.mode}, parallelism ${o.parallelism}, checkpoints every ${o.checkpointInterval} ms`,
   );
   if (report.verdict === 'non-deterministic') {
-    lines.push('NON-DETERMINISTIC: two failure-free runs committed different output, so failures cannot be judged.');
+    lines.push(
+      'NON-DETERMINISTIC: two failure-free runs committed different output, so failures cannot be judged.',
+    );
     lines.push('"this run" is the second failure-free run.', '');
     lines.push(formatTextTable(SINK_HEAD, sinkRows(report)), '');
     for (const s of report.sinks) {
