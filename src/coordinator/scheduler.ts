@@ -19,6 +19,7 @@ import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -31,7 +32,6 @@ import type {
 } from '../worker/task-deployment.js';
 import type { TaskResult } from '../worker/task-entry.js';
 import type { TaskFailureDescription } from '../worker/task-failure-description.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 
