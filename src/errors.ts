@@ -836,3 +836,15 @@ export class VerifyUnsupportedSinkError extends WeirError {
     );
   }
 }
+
+/** None of the job's sinks has output `weir verify` can compare (only stdout or discard sinks). */
+export class VerifyNothingToCompareError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_NOTHING_TO_COMPARE';
+  readonly failureKind = 'fatal' as const;
+  constructor(readonly sinks: readonly string[]) {
+    super(
+      `weir verify has no output to compare: the job's sinks (${sinks.join(', ') || 'none'}) keep nothing ` +
+        'it can read back; sink to sinks.collect, sinks.file, sinks.log or a sinks.custom with readCommitted()',
+    );
+  }
+}

@@ -78,7 +78,8 @@ const COMMANDS: readonly Command[] = [
 
 /** Exit codes of every command; the README lists the same. */
 const EXIT_CODES =
-  'exit codes: 0 success, 1 the job (or command) failed, 2 usage error, 130 SIGINT, 143 SIGTERM';
+  'exit codes: 0 success, 1 the job (or command) failed, 2 usage error, 130 SIGINT, 143 SIGTERM;\n' +
+  'weir verify also: 1 output differs under failures, 3 non-deterministic job, 4 could not verify';
 
 function usage(): string {
   return [

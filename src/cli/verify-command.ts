@@ -40,7 +40,7 @@ export const VERIFY_HELP = [
   '',
   'Defaults: --failures 3 --seed 1 --mode exactly-once --parallelism 1 --checkpoint-interval 100.',
   'Exit codes: 0 pass, 1 output differs under failures, 2 usage error, 3 non-deterministic job,',
-  '4 could not verify (unsupported sink, the job failed).',
+  '4 could not verify (a sink it cannot read, no sink to compare, the job failed).',
 ].join('\n');
 
 export async function verifyCommand(args: readonly string[]): Promise<number> {

@@ -19,7 +19,7 @@
 import { isCommittingSink } from '../api/committing-sink.js';
 import { buildStreamGraph } from '../api/define-job.js';
 import { type JobResult, startJob } from '../coordinator/job-client.js';
-import { InvalidOptionError, VerifyUnsupportedSinkError } from '../errors.js';
+import { InvalidOptionError, VerifyNothingToCompareError, VerifyUnsupportedSinkError } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import type { InjectedFault } from '../worker/fault-injection.js';
@@ -248,6 +248,9 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     parallelism: o.parallelism,
   });
   const readers = sinkReaders(plan);
+  if (!readers.some((r) => r.read !== undefined || r.readAll !== undefined)) {
+    throw new VerifyNothingToCompareError(readers.map((r) => r.sink));
+  }
   const job = typeof jobModule === 'string' ? jobModule : jobModule.href;
 
   // 1. Two failure-free runs: the reference, and the check that there is one.

@@ -69,7 +69,12 @@ export function formatVerifySummary(report: VerifyReport): string {
   );
   for (const f of report.failures) {
     lines.push(
-      `  attempt ${f.attempt}: ${f.kind} in ${f.operator} subtask ${f.subtaskIndex} before record ${f.atRecord}${f.fired ? '' : ' (did not fire: that record never came)'}`,
+      `  attempt ${f.attempt}: ${f.kind} in ${f.operator} subtask ${f.subtaskIndex} from record ${f.atRecord} on, once a checkpoint is there${f.fired ? '' : ' (did not fire: the input ended first)'}`,
+    );
+  }
+  if (report.failures.length > 0 && fired === 0) {
+    lines.push(
+      'WARNING: no failure fired (the job ended before a scheduled record came after a completed checkpoint); give it more input, or a lower --checkpoint-interval',
     );
   }
   lines.push('', formatTextTable(SINK_HEAD, sinkRows(report)), '');
@@ -116,7 +121,7 @@ export function verifyReportHtml(report: VerifyReport): string {
     blocks.push({
       kind: 'table',
       table: {
-        head: ['attempt', 'kind', 'operator', 'subtask', 'before record', 'fired'],
+        head: ['attempt', 'kind', 'operator', 'subtask', 'from record', 'fired'],
         rows: report.failures.map((f) => [
           String(f.attempt),
           f.kind,

@@ -8,9 +8,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type VerifyReport, VerifyUnsupportedSinkError, verifyJob } from '../../dist/index.js';
+import {
+  VerifyNothingToCompareError,
+  type VerifyReport,
+  VerifyUnsupportedSinkError,
+  verifyJob,
+} from '../../dist/index.js';
 import { ROOT } from './cli-process.js';
-import { fixture } from './helpers.js';
+import { example, fixture } from './helpers.js';
 
 interface Exit {
   readonly code: number | null;
@@ -126,6 +131,12 @@ describe('weir verify', () => {
     const r = await weir(['verify', fixture('verify-unsupported-sink.mjs')]);
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/sink "sink: posts" \(type my-http-sink\)/);
+  }, 60_000);
+
+  it('refuses a job with nothing to compare (only a discard sink) instead of passing it', async () => {
+    await expect(verifyJob(example('keyed-sum.ts'), { args: { n: '100' } })).rejects.toThrow(
+      VerifyNothingToCompareError,
+    );
   }, 60_000);
 
   it('rejects failure kinds it does not have with a usage error (exit 2)', async () => {
