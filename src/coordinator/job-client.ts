@@ -390,6 +390,7 @@ export class JobClient extends EventEmitter {
             restore,
             pool,
             stuckTaskTimeout: this.options.stuckTaskTimeout,
+            faultInjection: this.options.faultInjection,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );

@@ -15,6 +15,7 @@ import {
   resolveDashboardOptions,
 } from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 
@@ -136,6 +137,11 @@ export interface JobOptions {
   readonly logger?: Logger;
   /** Serve a live web dashboard, its JSON and Prometheus `/metrics` from this process. Default off. */
   readonly dashboard?: DashboardOptions | boolean;
+  /**
+   * Failures to inject into operators' user functions (what `weir verify` runs): each fires once,
+   * in its attempt, before the operator's function sees the given record. Default none.
+   */
+  readonly faultInjection?: readonly InjectedFault[];
 }
 
 /**
@@ -158,6 +164,7 @@ const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
   signal: true,
   logger: true,
   dashboard: true,
+  faultInjection: true,
 };
 
 const CHECKPOINTING_OPTION_KEYS: KeyTable<CheckpointingOptions> = {
@@ -226,6 +233,7 @@ export interface ResolvedJobOptions {
   /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
   readonly logger: Logger | undefined;
   readonly dashboard: ResolvedDashboardOptions | null;
+  readonly faultInjection: readonly InjectedFault[];
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -367,8 +375,43 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     signal: signalOf(o.signal),
     logger: loggerOf(o.logger),
     dashboard: resolveDashboardOptions(o.dashboard),
+    faultInjection: faultsOf(o.faultInjection),
   };
 }
+
+function faultsOf(faults: unknown): readonly InjectedFault[] {
+  if (faults === undefined) return [];
+  if (!Array.isArray(faults)) throw new InvalidOptionError('faultInjection', 'must be an array of faults');
+  return faults.map((f, i) => {
+    const name = `faultInjection[${i}]`;
+    if (typeof f !== 'object' || f === null) throw new InvalidOptionError(name, 'must be an object');
+    checkKnownKeys(f, name, FAULT_KEYS);
+    if (f.kind !== 'throw' && f.kind !== 'exit') {
+      throw new InvalidOptionError(
+        `${name}.kind`,
+        `must be 'throw' or 'exit', got ${JSON.stringify(f.kind)}`,
+      );
+    }
+    if (typeof f.operatorUid !== 'string' || f.operatorUid.length === 0) {
+      throw new InvalidOptionError(`${name}.operatorUid`, 'must be an operator uid');
+    }
+    return {
+      kind: f.kind,
+      operatorUid: f.operatorUid,
+      attempt: int(`${name}.attempt`, f.attempt, 0),
+      subtaskIndex: int(`${name}.subtaskIndex`, f.subtaskIndex, 0),
+      atRecord: int(`${name}.atRecord`, f.atRecord, 1),
+    };
+  });
+}
+
+const FAULT_KEYS: KeyTable<InjectedFault> = {
+  kind: true,
+  attempt: true,
+  operatorUid: true,
+  subtaskIndex: true,
+  atRecord: true,
+};
 
 function bool(name: string, v: unknown): boolean {
   if (v === undefined) return false;

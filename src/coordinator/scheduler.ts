@@ -19,6 +19,7 @@ import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -60,6 +61,8 @@ export interface ExecutionOptions {
   readonly pool?: TaskPool;
   /** Stuck-task watchdog timeout, ms (JobOptions.stuckTaskTimeout); 0 or absent: no watchdog. */
   readonly stuckTaskTimeout?: number;
+  /** Failures to inject (JobOptions.faultInjection); absent: none. */
+  readonly faultInjection?: readonly InjectedFault[];
 }
 
 function createPiscina(
@@ -342,6 +345,7 @@ export class Execution {
           stateBackend: options.stateBackend ?? 'heap',
           stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
+          faultInjection: options.faultInjection ?? [],
           // Slots in deployment order: the watchdog's slot index is the task's index in `tasks`.
           busy: this.#watchdog ? { buffer: this.#watchdog.buffer, slot: tasks.length - 1 } : null,
           channelOptions: {

@@ -12,6 +12,7 @@ import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
+import type { InjectedFault } from './fault-injection.js';
 import type { TaskFailureDescription } from './task-failure-description.js';
 
 export interface InputChannelDeployment {
@@ -74,6 +75,8 @@ export interface TaskDeployment {
   /** Parent directory of lmdb state environments (created and removed by the main thread). */
   readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
+  /** Failures to inject (`weir verify`); the task arms those of its attempt. */
+  readonly faultInjection: readonly InjectedFault[];
   /** The task's busy slot for the stuck-task watchdog (worker/busy-marker.ts); null: no watchdog. */
   readonly busy: { readonly buffer: SharedArrayBuffer; readonly slot: number } | null;
   /** Batch options; from job options. */
