@@ -167,7 +167,7 @@ describe('Redis stream connectors end to end', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
 
   it('(e) every connection to Redis dropped mid-run and accepted again: exact', async () => {
     const input = await inputStream();
@@ -211,5 +211,5 @@ describe('Redis stream connectors end to end', () => {
     } finally {
       await proxy.close();
     }
-  });
+  }, 180_000);
 });
