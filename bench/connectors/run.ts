@@ -330,8 +330,8 @@ async function redisSinkCases(): Promise<{
       },
     ],
     cleanup: async () => {
-      const keys = await redis.keys('weir:sink:*');
-      if (keys.length > 0) await redis.del(...keys.filter((k) => k.includes(PREFIX)));
+      const markers = await redis.keys(`weir:sink:${PREFIX}_*`);
+      if (markers.length > 0) await redis.del(...markers);
     },
   };
 }
