@@ -188,7 +188,7 @@ describe('sources.jetstream end to end', () => {
     expect(emitted).toBeGreaterThan(0);
     expect(emitted).toBeLessThan(N);
     expectExact(await rows(), N);
-  });
+  }, 180_000);
 
   it('(c) a missing stream is a typed error naming it', async () => {
     const stream = `weir_test_missing_${process.pid}_${Date.now()}`;
