@@ -94,7 +94,9 @@ export const FRAME_TAG_MASK = 0xff;
 
 /**
  * Frame tags, built from one list (tag = position + 1; 0 is never a valid tag, so a zeroed
- * region cannot be mistaken for a frame). Internal tags (`structures`) never surface as a Frame.
+ * region cannot be mistaken for a frame). Internal tags (`structures`, `key-groups`) never surface
+ * as a Frame. `key-groups`: one uint16 per record (platform byte order: both ends are threads of
+ * one process), the key group of each record of the `records` frame that follows it.
  */
 const FRAME_TAG_NAMES = [
   'records',
@@ -103,6 +105,7 @@ const FRAME_TAG_NAMES = [
   'watermark',
   'end-of-partition',
   'structures',
+  'key-groups',
 ] as const;
 export type FrameTagName = (typeof FRAME_TAG_NAMES)[number];
 export const FRAME_TAG: Readonly<Record<FrameTagName, number>> = Object.freeze(

@@ -388,15 +388,21 @@ export class StreamTask implements BarrierHandlerActions {
           // Busy marks per batch, not per record (busy-marker.ts). A throw leaves the slot busy:
           // the task fails, and the scheduler stops the watchdog before it could misreport.
           busy?.enter();
+          // Key groups come with records from a hash partitioner (keyed heads use them: no rehash).
+          const keyGroups = frame.keyGroups;
           if (timestamped[channelIndex] === true) {
             for (let i = 0; i < records.length; i++) {
               const envelope = records[i] as [number | null, unknown];
               time.timestamp = envelope[0] ?? undefined;
-              head.processElement(envelope[1], input);
+              head.processElement(envelope[1], input, keyGroups === undefined ? -1 : keyGroups[i]);
             }
           } else {
             time.timestamp = undefined;
-            for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+            if (keyGroups === undefined) {
+              for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+            } else {
+              for (let i = 0; i < records.length; i++) head.processElement(records[i], input, keyGroups[i]);
+            }
           }
           busy?.exit();
           break;

@@ -72,7 +72,12 @@ export interface StreamOperator {
   readonly uid: string;
   recordsIn: number;
   open(): void;
-  processElement(value: unknown, inputIndex: 0 | 1): void;
+  /**
+   * `keyGroup` (≥ 0, head operators of a keyed task only): the record's key group as the
+   * producer's hash partitioner computed it, carried in the channel; −1 or absent when unknown.
+   * Keyed operators may use it instead of hashing the key again; others ignore it.
+   */
+  processElement(value: unknown, inputIndex: 0 | 1, keyGroup?: number): void;
   /**
    * The operator's input watermark advanced to `timestamp` (already the minimum over its inputs;
    * strictly increasing). Fires what is due, then forwards a watermark downstream.
@@ -123,7 +128,7 @@ export abstract class AbstractStreamOperator implements StreamOperator {
     protected readonly out: Output,
   ) {}
   open(): void {}
-  abstract processElement(value: unknown, inputIndex: 0 | 1): void;
+  abstract processElement(value: unknown, inputIndex: 0 | 1, keyGroup?: number): void;
   /** Stateless operators pass watermarks through unchanged. */
   processWatermark(timestamp: number): void {
     this.watermarkOutput.emitWatermark(timestamp);
