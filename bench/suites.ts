@@ -71,6 +71,11 @@ export const SUITES: readonly SuiteEntry[] = [
     what: 'embedded log ingest: durable appends/s and p50/p99 for 1–512 concurrent appenders and 256-record batches (fsync, os) vs NATS JetStream and Redis XADD',
   },
   {
+    name: 'connectors',
+    script: 'bench/connectors/run.ts',
+    what: 'each broker/database connector (JetStream, Redis Streams, PostgreSQL) under weir vs its bare client library, interleaved: records/s and ratio (needs the services)',
+  },
+  {
     name: 'nexmark',
     script: 'bench/nexmark/run.ts',
     flags: ['queries', 'events', 'parallelism', 'checkpoint-interval'],

@@ -802,3 +802,49 @@ export class RedisStreamError extends WeirError {
     super(`redis stream "${stream}": ${reason}`, options);
   }
 }
+
+// ---------- weir verify ----------
+
+/** A failure injected by `weir verify` (job option `faultInjection`): a task failure by design. */
+export class InjectedFailureError extends WeirError {
+  readonly code = 'ERR_WEIR_INJECTED_FAILURE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly operator: string,
+    readonly subtaskIndex: number,
+    readonly attempt: number,
+    readonly atRecord: number,
+  ) {
+    super(
+      `injected failure (weir verify): ${operator} subtask ${subtaskIndex}, attempt ${attempt}, before record ${atRecord}`,
+    );
+  }
+}
+
+/** `weir verify` cannot read back what a sink committed, so it cannot compare its output. */
+export class VerifyUnsupportedSinkError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_UNSUPPORTED_SINK';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly sink: string,
+    readonly sinkType: string,
+  ) {
+    super(
+      `weir verify cannot read back the output of sink "${sink}" (type ${sinkType}): supported are ` +
+        'sinks.collect, sinks.file (jsonl, csv), sinks.log, and sinks.custom with readCommitted(); ' +
+        'sinks.stdout and sinks.discard are skipped',
+    );
+  }
+}
+
+/** None of the job's sinks has output `weir verify` can compare (only stdout or discard sinks). */
+export class VerifyNothingToCompareError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_NOTHING_TO_COMPARE';
+  readonly failureKind = 'fatal' as const;
+  constructor(readonly sinks: readonly string[]) {
+    super(
+      `weir verify has no output to compare: the job's sinks (${sinks.join(', ') || 'none'}) keep nothing ` +
+        'it can read back; sink to sinks.collect, sinks.file, sinks.log or a sinks.custom with readCommitted()',
+    );
+  }
+}

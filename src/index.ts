@@ -1,6 +1,7 @@
 // Public entry point of weir: re-exports only.
 
 export * from './api/index.js';
+export type { BufferDebloatOptions } from './channels/buffer-debloater.js';
 export type { CheckpointBarrier, CheckpointType, Frame } from './channels/frame.js';
 export type { DeadLetter } from './connectors/dead-letter.js';
 export type { FilePendingPart, FileSinkOptions } from './connectors/file-sink.js';
@@ -44,3 +45,5 @@ export * from './errors.js';
 export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
 export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';
 export * from './log/index.js';
+export * from './verify/index.js';
+export type { InjectedFault } from './worker/fault-injection.js';

@@ -40,12 +40,21 @@ const LABELS: Record<Exclude<keyof typeof METRICS, 'checkpointDuration'>, readon
   checkpoints: ['job', 'status'],
   checkpointSize: ['job'],
   checkpointAlignment: ['job'],
+  checkpointSync: ['job'],
+  checkpointAsync: ['job'],
   restarts: ['job'],
   warnings: ['job'],
   up: ['job'],
   uptime: ['job'],
   parallelism: ['job', 'task', 'task_id'],
   watermark: ['job', 'task', 'task_id', 'subtask'],
+  eventTimeLag: ['job', 'task', 'task_id', 'subtask'],
+  idle: ['job', 'task', 'task_id', 'subtask'],
+  backpressured: ['job', 'task', 'task_id', 'subtask'],
+  outputFill: ['job', 'task', 'task_id', 'subtask'],
+  inputFill: ['job', 'task', 'task_id', 'subtask'],
+  sourceLagRecords: ['job', 'operator', 'operator_id', 'subtask'],
+  sourceLagBytes: ['job', 'operator', 'operator_id', 'subtask'],
 };
 
 export function registerJobMetrics(

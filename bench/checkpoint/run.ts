@@ -1,8 +1,8 @@
 /**
  * Checkpoint cost: throughput of the keyed-sum job (`bench/jobs/keyed-sum-job.mjs`, the pipeline
  * benchmark's job with `keys` distinct keys of state) at parallelism 2, exactly-once, heap state
- * backend, with checkpoints every 10 s / 1 s / 100 ms (and unaligned every 1 s / 100 ms) against
- * no checkpointing, measured in the
+ * backend, with checkpoints every 10 s / 1 s / 100 ms (and unaligned every 1 s / 100 ms, and with
+ * buffer debloating every 1 s / 100 ms) against no checkpointing, measured in the
  * same run (interleaved rounds, per-round ratios), for 100 k and 1 M keys of keyed state.
  *
  *   node --expose-gc --import tsx bench/checkpoint/run.ts [--quick] [--json PATH] [--n N] [--rounds R] [--warmup W]
@@ -10,8 +10,9 @@
  * Reported per case: records/s (first sink record → end of input, as in the pipeline benchmark;
  * set-up excluded), overhead = 1 − ratio to `none` of the same state backend (median of per-round
  * ratios), and from `JobResult.checkpoints`: checkpoints completed (the final one, taken after
- * end of input, included), mean end-to-end duration, mean of each checkpoint's slowest task's
- * sync and async parts, mean alignment, mean bytes. Every run's digest of final sums is checked
+ * end of input, included), mean / p50 / p99 end-to-end duration, mean of each checkpoint's
+ * slowest task's sync and async parts, mean and p99 alignment, mean bytes.
+ * `CHECKPOINT_CASES="EO 1s,EO 1s debloat"` runs only the cases named (and `none`). Every run's digest of final sums is checked
  * against a plain loop.
  *
  * Cases that need what this build may not have yet — unaligned checkpoints, the `lmdb` state
@@ -72,6 +73,8 @@ interface CheckpointCase {
   readonly backend: Backend;
   readonly interval: number | null;
   readonly unaligned?: boolean;
+  /** Buffer debloating (`channels.debloat`). */
+  readonly debloat?: true | { readonly targetMs: number };
 }
 
 interface CheckpointSample {
@@ -89,6 +92,10 @@ const CASES: readonly CheckpointCase[] = [
   { name: 'EO 100ms', backend: 'heap', interval: 100 },
   { name: 'EO 1s unaligned', backend: 'heap', interval: 1000, unaligned: true },
   { name: 'EO 100ms unaligned', backend: 'heap', interval: 100, unaligned: true },
+  { name: 'none debloat', backend: 'heap', interval: null, debloat: true },
+  { name: 'EO 1s debloat', backend: 'heap', interval: 1000, debloat: true },
+  { name: 'EO 100ms debloat', backend: 'heap', interval: 100, debloat: true },
+  { name: 'EO 1s debloat 100ms', backend: 'heap', interval: 1000, debloat: { targetMs: 100 } },
   { name: 'lmdb none', backend: 'lmdb', interval: null },
   { name: 'lmdb EO 1s', backend: 'lmdb', interval: 1000 },
 ];
@@ -102,7 +109,11 @@ function checkpointingOf(c: CheckpointCase): CheckpointingOptions | undefined {
 function unavailable(c: CheckpointCase): string | null {
   try {
     const checkpointing = checkpointingOf(c);
-    resolveJobOptions({ stateBackend: c.backend, ...(checkpointing ? { checkpointing } : {}) });
+    resolveJobOptions({
+      stateBackend: c.backend,
+      ...(checkpointing ? { checkpointing } : {}),
+      ...(c.debloat ? { channels: { debloat: c.debloat } } : {}),
+    });
     return null;
   } catch (e) {
     return (e as Error).message;
@@ -132,6 +143,7 @@ async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSampl
       stateBackend: c.backend,
       args: { n: String(n), keys: String(keys) },
       ...(checkpointing ? { checkpointing } : {}),
+      ...(c.debloat ? { channels: { debloat: c.debloat } } : {}),
     },
     { reportSink: 'digest' },
   );
@@ -140,6 +152,12 @@ async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSampl
 
 const mean = (values: readonly number[]): number =>
   values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+/** Nearest-rank quantile (q in [0, 1]); NaN for no values. */
+const quantile = (values: readonly number[], q: number): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+};
 const ms1 = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : '-');
 const kib = (v: number): string => (Number.isFinite(v) ? String(Math.round(v / 1024)) : '-');
 
@@ -153,7 +171,10 @@ process.stdout.write(
 );
 
 const skipped: { name: string; reason: string }[] = [];
+/** CHECKPOINT_CASES="none,EO 1s,…" runs only those cases (`none` always runs: it is the baseline). */
+const only = process.env.CHECKPOINT_CASES?.split(',').map((x) => x.trim());
 const runnable = CASES.filter((c) => {
+  if (only !== undefined && c.name !== 'none' && !only.includes(c.name)) return false;
   const reason = unavailable(c);
   if (reason !== null) skipped.push({ name: c.name, reason });
   return reason === null;
@@ -206,9 +227,27 @@ for (const keys of keyCounts) {
       'overhead %': c === base ? '-' : ((1 - ratio) * 100).toFixed(1),
       checkpoints: median(c.samples.map((s) => s.checkpoints.length)),
       'mean duration ms': ms1(mean(all.map((x) => x.durationMs))),
+      'p50 duration ms': ms1(
+        quantile(
+          all.map((x) => x.durationMs),
+          0.5,
+        ),
+      ),
+      'p99 duration ms': ms1(
+        quantile(
+          all.map((x) => x.durationMs),
+          0.99,
+        ),
+      ),
       'mean sync ms': ms1(mean(all.map((x) => x.maxSyncDurationMs))),
       'mean async ms': ms1(mean(all.map((x) => x.maxAsyncDurationMs))),
       'mean alignment ms': ms1(mean(all.map((x) => x.maxAlignmentDurationMs))),
+      'p99 alignment ms': ms1(
+        quantile(
+          all.map((x) => x.maxAlignmentDurationMs),
+          0.99,
+        ),
+      ),
       'mean KiB': kib(mean(all.map((x) => x.bytes))),
       'setup ms': Math.round(median(c.samples.map((s) => s.setupMs))),
     };

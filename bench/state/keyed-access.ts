@@ -1,7 +1,9 @@
 /**
  * Micro-benchmark (tinybench): the keyed task's per-record state work — `setCurrentKey(key)`,
  * then `value('sum')`, `value()`, `update()` — on the heap backend, against a plain `Map`
- * get + set doing the same running sum (the floor). Records come in batches of 256 with key
+ * get + set doing the same running sum (the floor), and the same state work given the record's
+ * key group as the producer's partitioner computed it (`setCurrentKey(key, group)`, what a keyed
+ * task does with a channel's `key-groups` frame: no second hash). Records come in batches of 256 with key
  * strings built at run time (as a decoder makes them: not the interned literals a `Map` would
  * compare by pointer), over 10 k and 100 k distinct keys.
  *
@@ -17,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
+import { assignToKeyGroup } from '../../src/state/key-groups.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
 
 const quick = process.argv.includes('--quick');
@@ -28,13 +31,21 @@ const jsonPath =
     : join(here, '..', 'results', quick ? 'keyed-access-quick.json' : 'keyed-access.json');
 const BATCH = 256;
 
-function batches(keys: number): () => { key: string; value: number }[] {
+interface Rec {
+  key: string;
+  value: number;
+  /** The key's group (from a table built once: every case pays the same to build a batch). */
+  group: number;
+}
+
+function batches(keys: number): () => Rec[] {
   let seq = 0;
+  const groups = Array.from({ length: keys }, (_, i) => assignToKeyGroup(`k${i}`, 128));
   return () => {
-    const out = new Array<{ key: string; value: number }>(BATCH);
+    const out = new Array<Rec>(BATCH);
     for (let i = 0; i < BATCH; i++) {
       const n = seq++;
-      out[i] = { key: `k${String(n % keys)}`, value: n * 2 };
+      out[i] = { key: `k${String(n % keys)}`, value: n * 2, group: groups[n % keys] };
     }
     return out;
   };
@@ -75,6 +86,19 @@ for (const keys of [10_000, 100_000]) {
       sink += next;
     }
   });
+  const known = new HeapKeyedStateBackend({ maxParallelism: 128, keyGroupRange: { start: 0, end: 127 } });
+  const nextKnown = batches(keys);
+  bench.add('heap: setCurrentKey(key, group) + value + update', () => {
+    const recs = nextKnown();
+    for (let i = 0; i < BATCH; i++) {
+      const r = recs[i];
+      known.setCurrentKey(r.key, r.group);
+      const sum = known.value<number>('sum');
+      const next = (sum.value() ?? 0) + r.value;
+      sum.update(next);
+      sink += next;
+    }
+  });
   await bench.run();
   for (const task of bench.tasks) {
     const result = task.result;
@@ -91,12 +115,12 @@ for (const keys of [10_000, 100_000]) {
 const machine = machineInfo();
 console.log(formatMachineInfo(machine));
 console.log(
-  `${'case'.padEnd(40)} ${'keys'.padStart(8)} ${'p50 ns'.padStart(8)} ${'min ns'.padStart(8)} vs Map p50`,
+  `${'case'.padEnd(50)} ${'keys'.padStart(8)} ${'p50 ns'.padStart(8)} ${'min ns'.padStart(8)} vs Map p50`,
 );
 for (const r of rows) {
   const floor = rows.find((x) => x.keys === r.keys && x.case === 'plain Map get + set')!;
   console.log(
-    `${r.case.padEnd(40)} ${String(r.keys).padStart(8)} ${r.p50NsPerRecord.toFixed(1).padStart(8)} ${r.minNsPerRecord.toFixed(1).padStart(8)} ${(r.p50NsPerRecord / floor.p50NsPerRecord).toFixed(2)}×`,
+    `${r.case.padEnd(50)} ${String(r.keys).padStart(8)} ${r.p50NsPerRecord.toFixed(1).padStart(8)} ${r.minNsPerRecord.toFixed(1).padStart(8)} ${(r.p50NsPerRecord / floor.p50NsPerRecord).toFixed(2)}×`,
   );
 }
 mkdirSync(dirname(jsonPath), { recursive: true });

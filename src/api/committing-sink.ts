@@ -173,6 +173,12 @@ export interface CommittingSinkOptions<T, C> {
   /** Shorthand for a committer without resources: `createCommitter: () => ({ commit })`. */
   commit?(committable: C, ctx: CommitContext): void | Promise<void>;
   readonly commitRetry?: CommitRetryOptions;
+  /**
+   * Everything the sink has committed so far, read back from where it writes (main thread, not
+   * during a run). `weir verify` reads it before and after each run and compares the difference
+   * between runs; without it a verify of a job with this sink is refused. Optional.
+   */
+  readCommitted?(): readonly unknown[] | Promise<readonly unknown[]>;
 }
 
 /** A validated `sinks.custom(...)` sink, as `stream.sinkTo` takes it. */
@@ -183,6 +189,8 @@ export interface CommittingSink<T, C = unknown> {
   createWriter(ctx: SinkWriterContext): CommittingSinkWriter<T, C>;
   createCommitter(ctx: SinkWriterContext): Committer<C>;
   readonly commitRetry: Readonly<Required<CommitRetryOptions>>;
+  /** See {@link CommittingSinkOptions.readCommitted}. */
+  readCommitted?(): readonly unknown[] | Promise<readonly unknown[]>;
 }
 
 /** Whether `sink` is a two-phase-commit sink built with `sinks.custom` (vs. a legacy writer sink). */

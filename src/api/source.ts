@@ -44,7 +44,20 @@ export interface SourceReader<T> {
   snapshotState(checkpointId: number): unknown[];
   /** Counters reported in the job's operator metrics (e.g. `skippedLines`), summed over subtasks. */
   metrics?(): Readonly<Record<string, number>>;
+  /**
+   * How far this reader is behind the end of what it reads (records of a log or stream not yet
+   * emitted, bytes of a file not yet read), for the dashboard and `weir_source_lag_*`.
+   * `undefined` while not known. Called when the job samples its metrics (about once a second),
+   * never per record: it may cost a system call, not I/O that waits.
+   */
+  lag?(): SourceLag | undefined;
   close?(): void;
+}
+
+/** A source's distance from the end of its input; `unit` says what `value` counts. */
+export interface SourceLag {
+  readonly value: number;
+  readonly unit: 'records' | 'bytes';
 }
 
 export interface Source<T> {

@@ -38,6 +38,8 @@ export class ChannelReader {
   #assembly: Uint8Array | null = null;
   #assembled = 0;
   #assemblyTag = 0;
+  /** Key groups of the next records frame (from the `key-groups` frame before it), or null. */
+  #keyGroups: Uint16Array | null = null;
 
   constructor(ring: SharedArrayBuffer | RingBuffer) {
     this.ring = ring instanceof RingBuffer ? ring : new RingBuffer(ring);
@@ -105,7 +107,27 @@ export class ChannelReader {
     if (tag === FRAME_TAG.records) {
       const records = this.#codec.decodeBatch(payload);
       this.stats.records += records.length;
-      return { kind: 'records', records };
+      const keyGroups = this.#keyGroups;
+      if (keyGroups === null) return { kind: 'records', records };
+      this.#keyGroups = null;
+      if (keyGroups.length !== records.length) {
+        throw new ChannelProtocolError(
+          `key-groups frame has ${keyGroups.length} entries for a batch of ${records.length} records`,
+        );
+      }
+      return { kind: 'records', records, keyGroups };
+    }
+    if (tag === FRAME_TAG['key-groups']) {
+      if (this.#keyGroups !== null) throw new ChannelProtocolError('two key-groups frames in a row');
+      if (payload.length % Uint16Array.BYTES_PER_ELEMENT !== 0) {
+        throw new ChannelProtocolError(`key-groups frame of odd length ${payload.length}`);
+      }
+      // A copy: the payload is a view into the ring, whose space is released after this frame.
+      // Copied byte-wise, so a payload at an odd offset (a reassembled fragment) is fine too.
+      const groups = new Uint16Array(payload.length / Uint16Array.BYTES_PER_ELEMENT);
+      new Uint8Array(groups.buffer).set(payload);
+      this.#keyGroups = groups;
+      return null;
     }
     if (tag === FRAME_TAG.structures) {
       this.#codec.applyStructureUpdate(payload);

@@ -103,6 +103,10 @@ export class ChannelWriter {
   readonly #controlScratch = createControlScratch();
   /** Records of the open batch. Invariant: shorter than batchRecords between calls. */
   #batch: unknown[] = [];
+  /** Key groups of the open batch's records (`write`'s second argument); allocated on first use. */
+  #keyGroups: Uint16Array | null = null;
+  /** How many of the open batch's records came with a key group (all or none is the norm). */
+  #keyed = 0;
   /** Set by {@link interruptWait}; consumed by the next {@link waitForCapacity}. */
   #interrupted = false;
   /** Average encoded bytes per record of the last batch; drives the batchBytes estimate. */
@@ -136,6 +140,14 @@ export class ChannelWriter {
     return this.#pendingHead < this.#pending.length;
   }
 
+  /**
+   * Share of the ring in use, 1 while frames wait for room (the producer is backpressured). Read
+   * for metrics (two atomic loads), stale like the ring's indices.
+   */
+  get fillRatio(): number {
+    return this.backlogged ? 1 : this.ring.usedBytes / this.ring.capacity;
+  }
+
   /** Payload bytes waiting in the pending queue (not counting the open batch). */
   get pendingBytes(): number {
     return this.#pendingBytes;
@@ -151,10 +163,21 @@ export class ChannelWriter {
    * Throws ChannelClosedError if the channel is closed (seen at the next flush if the reader
    * closed it), RecordTooLargeError for a record above `maxRecordBytes` (then the whole open
    * batch is dropped; the ring is untouched and the writer stays usable).
+   *
+   * `keyGroup` (0..65535): the record's key group, from the producer's hash partitioner. When every
+   * record of a batch has one, they travel in a `key-groups` frame before the batch and the reader
+   * hands them out as `RecordsFrame.keyGroups`; a batch with some records lacking one sends none.
    */
-  write(record: unknown): void {
+  write(record: unknown, keyGroup = -1): void {
     if (this.#closedLocally) throw this.#closedError();
     const batch = this.#batch;
+    if (keyGroup >= 0) {
+      const groups = this.#keyGroups ?? this.#allocateKeyGroups();
+      if (batch.length < groups.length) {
+        groups[batch.length] = keyGroup;
+        this.#keyed++;
+      }
+    }
     batch.push(record);
     this.stats.records++;
     if (batch.length >= this.batchRecords || batch.length * this.#avgRecordBytes >= this.batchBytes) {
@@ -248,6 +271,7 @@ export class ChannelWriter {
     if (this.#closedLocally) return;
     this.#closedLocally = true;
     this.#batch = [];
+    this.#keyed = 0;
     this.#pending = [];
     this.#pendingHead = 0;
     this.#pendingBytes = 0;
@@ -277,6 +301,8 @@ export class ChannelWriter {
     const records = this.#batch;
     if (records.length === 0) return;
     this.#batch = [];
+    const keyed = this.#keyed === records.length;
+    this.#keyed = 0;
     let bytes = this.#codec.encodeBatch(records);
     if (bytes.length > this.maxRecordBytes) {
       this.#checkRecordSizes(records);
@@ -287,7 +313,19 @@ export class ChannelWriter {
     // Published first: the batch may reference shapes learned while encoding it.
     const structures = this.#codec.takeStructureUpdate();
     if (structures !== null) this.#emit(FRAME_TAG.structures, copyBytes(structures));
+    if (keyed) {
+      const groups = this.#keyGroups!;
+      this.#emit(
+        FRAME_TAG['key-groups'],
+        new Uint8Array(groups.buffer, groups.byteOffset, records.length * Uint16Array.BYTES_PER_ELEMENT),
+      );
+    }
     this.#emit(FRAME_TAG.records, bytes);
+  }
+
+  #allocateKeyGroups(): Uint16Array {
+    this.#keyGroups = new Uint16Array(this.batchRecords);
+    return this.#keyGroups;
   }
 
   /** Rare path: a batch above maxRecordBytes. Throws for the first single record above the limit. */

@@ -15,6 +15,12 @@ export type CheckpointType = 'checkpoint' | 'savepoint';
 export interface RecordsFrame {
   readonly kind: 'records';
   readonly records: readonly unknown[];
+  /**
+   * The key group of each record (`keyGroups[i]` for `records[i]`), when the producer's hash
+   * partitioner computed them (keyed edges); absent otherwise. Lets the keyed consumer skip hashing
+   * the key a second time.
+   */
+  readonly keyGroups?: Uint16Array;
 }
 
 export interface CheckpointBarrier {

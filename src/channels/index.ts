@@ -1,5 +1,17 @@
 // The data plane: re-exports only.
 
+export type {
+  BufferDebloatOptions,
+  DebloatDecision,
+  DebloatState,
+  ThroughputSample,
+} from './buffer-debloater.js';
+export {
+  bufferDebloatOptions,
+  DEFAULT_BUFFER_DEBLOAT,
+  debloatStep,
+  initialDebloatState,
+} from './buffer-debloater.js';
 export { ChannelReader } from './channel-reader.js';
 export type { ChannelWriterOptions } from './channel-writer.js';
 export {

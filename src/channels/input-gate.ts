@@ -10,6 +10,12 @@
  * protocol turns such a miss into an immediate return from the park, never a lost wake-up.
  */
 import { ChannelClosedError, InvalidOptionError } from '../errors.js';
+import {
+  type BufferDebloatOptions,
+  type DebloatState,
+  debloatStep,
+  initialDebloatState,
+} from './buffer-debloater.js';
 import { ChannelReader } from './channel-reader.js';
 import { Doorbell } from './doorbell.js';
 import type { Frame } from './frame.js';
@@ -27,6 +33,14 @@ export interface InputGateOptions {
    * upstream) then stops burning up to `spinMicros` of a shared core per batch.
    */
   readonly spinMicros?: number;
+  /**
+   * Buffer debloating (buffer-debloater.ts): every `periodMs` the gate measures its throughput and
+   * caps each input ring's in-flight bytes so that about `targetMs` of data sits in front of a
+   * barrier. Omitted or null: the rings' capacity is the only limit.
+   */
+  readonly debloat?: BufferDebloatOptions | null;
+  /** Clock for the debloat periods (ms). Default `performance.now`. For tests. */
+  readonly now?: () => number;
 }
 
 export const DEFAULT_SPIN_MICROS = 50;
@@ -71,6 +85,18 @@ export class InputGate {
   #skippedSpins = 0;
   /** Counters: spins that found data, spins that did not, waits that skipped the spin. */
   readonly spinStats = { hits: 0, misses: 0, skipped: 0 };
+  /** Buffer debloating: options, or null when off. */
+  readonly debloat: BufferDebloatOptions | null;
+  readonly #now: () => number;
+  #debloatState: DebloatState | null = null;
+  /** Start of the current debloat period, ms. */
+  #periodStart = 0;
+  /** Idle ms (in waits) during the current period. */
+  #periodIdle = 0;
+  /** Sum of the channels' payload bytes read at the start of the period. */
+  #periodBytes = 0;
+  /** Limits published, for tests and metrics: how many times, and the last value. */
+  readonly debloatStats = { published: 0, limit: 0 };
 
   constructor(
     channels: readonly (SharedArrayBuffer | RingBuffer | ChannelReader)[],
@@ -88,6 +114,23 @@ export class InputGate {
     this.doorbell = doorbell instanceof Doorbell ? doorbell : new Doorbell(doorbell);
     this.#blocked = channels.map(() => false);
     this.#ended = channels.map(() => false);
+    this.debloat = options.debloat ?? null;
+    this.#now = options.now ?? (() => performance.now());
+    if (this.debloat !== null) {
+      this.#debloatState = initialDebloatState(this.channels[0].ring.capacity);
+      this.debloatStats.limit = this.#debloatState.limit;
+      this.#periodStart = this.#now();
+    }
+  }
+
+  /**
+   * Share in use of the fullest input ring: near 1, this task is the slower side of that channel.
+   * For metrics: one pair of atomic loads per channel, stale like the rings' indices.
+   */
+  fillRatio(): number {
+    let max = 0;
+    for (const c of this.channels) max = Math.max(max, c.ring.usedBytes / c.ring.capacity);
+    return max;
   }
 
   get channelCount(): number {
@@ -113,6 +156,7 @@ export class InputGate {
         throw error;
       }
       if (frame === null) continue;
+      if (this.#debloatState !== null) this.#maybeDebloat();
       this.#next = i + 1 === n ? 0 : i + 1;
       if (frame.kind === 'end-of-partition') {
         this.#ended[i] = true;
@@ -161,8 +205,13 @@ export class InputGate {
   async waitAsync(timeoutMs = Infinity): Promise<void> {
     this.#throwIfClosed();
     const seen = this.doorbell.sequence();
-    if (this.#spinUntilReady()) return;
-    await this.doorbell.parkAsync(seen, timeoutMs);
+    const start = this.#debloatState === null ? 0 : this.#now();
+    try {
+      if (this.#spinUntilReady()) return;
+      await this.doorbell.parkAsync(seen, timeoutMs);
+    } finally {
+      if (this.#debloatState !== null) this.#periodIdle += this.#now() - start;
+    }
     this.#throwIfClosed();
   }
 
@@ -173,8 +222,14 @@ export class InputGate {
   waitSync(timeoutMs = Infinity): boolean {
     this.#throwIfClosed();
     const seen = this.doorbell.sequence();
-    if (this.#spinUntilReady()) return true;
-    const outcome = this.doorbell.parkSync(seen, timeoutMs);
+    const start = this.#debloatState === null ? 0 : this.#now();
+    let outcome: string;
+    try {
+      if (this.#spinUntilReady()) return true;
+      outcome = this.doorbell.parkSync(seen, timeoutMs);
+    } finally {
+      if (this.#debloatState !== null) this.#periodIdle += this.#now() - start;
+    }
     this.#throwIfClosed();
     return outcome !== 'timed-out';
   }
@@ -215,6 +270,40 @@ export class InputGate {
     this.#fruitlessSpins++;
     this.spinStats.misses++;
     return false;
+  }
+
+  /**
+   * Closes the debloat period once `periodMs` passed and publishes the limit the decision asks
+   * for to every open channel. Cost: one clock read per frame; a sum over the channels per period.
+   */
+  #maybeDebloat(): void {
+    const now = this.#now();
+    const elapsedMs = now - this.#periodStart;
+    const options = this.debloat!;
+    if (elapsedMs < options.periodMs) return;
+    let bytes = 0;
+    for (const channel of this.channels) bytes += channel.stats.bytes;
+    const decision = debloatStep(
+      this.#debloatState!,
+      {
+        bytes: bytes - this.#periodBytes,
+        elapsedMs,
+        idleMs: Math.min(this.#periodIdle, elapsedMs),
+        openChannels: this.channels.length - this.#endedCount,
+      },
+      options,
+      this.channels[0].ring.capacity,
+    );
+    this.#debloatState = decision.next;
+    this.#periodStart = now;
+    this.#periodIdle = 0;
+    this.#periodBytes = bytes;
+    if (decision.publish === null) return;
+    for (let i = 0; i < this.channels.length; i++) {
+      if (!this.#ended[i]) this.channels[i].ring.setInFlightLimit(decision.publish);
+    }
+    this.debloatStats.published++;
+    this.debloatStats.limit = decision.publish;
   }
 
   #throwIfClosed(): void {

@@ -16,9 +16,11 @@
  *  64   read index      int32, written by the reader only (free-running byte counter, mod 2^32)
  * 128   writer waiting  int32, 1 = the writer is parked on this word (futex word of the writer)
  * 192   closed          int32, bit set of CLOSED_BY_* (set by either side, never cleared)
- * 256   guard line      64 bytes of CANARY_BYTE (never written after allocation)
- * 320   data            `capacity` bytes (a power of two), frames at 8-byte aligned positions
- * 320+capacity          guard line, 64 bytes of CANARY_BYTE
+ * 256   in-flight limit int32, written by the reader only: bytes the writer may keep published and
+ *                       unread (buffer debloating); 0 = no limit but the capacity
+ * 320   guard line      64 bytes of CANARY_BYTE (never written after allocation)
+ * 384   data            `capacity` bytes (a power of two), frames at 8-byte aligned positions
+ * 384+capacity          guard line, 64 bytes of CANARY_BYTE
  * ```
  *
  * Frame (in the data region, never straddling its end):
@@ -61,7 +63,12 @@ export const RING_READ_INDEX = 1 * WORDS_PER_LINE;
 export const RING_WRITER_WAITING = 2 * WORDS_PER_LINE;
 /** Closed bit set (CLOSED_BY_*). Either side: Atomics.or. */
 export const RING_CLOSED = 3 * WORDS_PER_LINE;
-export const RING_HEADER_BYTES = 4 * CACHE_LINE_BYTES;
+/**
+ * In-flight limit word (buffer debloating, input-gate.ts). Reader: store. Writer: load before
+ * each write. 0 = the capacity is the only limit. A stale value only delays the change by a frame.
+ */
+export const RING_IN_FLIGHT_LIMIT = 4 * WORDS_PER_LINE;
+export const RING_HEADER_BYTES = 5 * CACHE_LINE_BYTES;
 
 /** One guard line before and one after the data region; filled with CANARY_BYTE at allocation. */
 export const RING_GUARD_BYTES = CACHE_LINE_BYTES;
@@ -87,7 +94,9 @@ export const FRAME_TAG_MASK = 0xff;
 
 /**
  * Frame tags, built from one list (tag = position + 1; 0 is never a valid tag, so a zeroed
- * region cannot be mistaken for a frame). Internal tags (`structures`) never surface as a Frame.
+ * region cannot be mistaken for a frame). Internal tags (`structures`, `key-groups`) never surface
+ * as a Frame. `key-groups`: one uint16 per record (platform byte order: both ends are threads of
+ * one process), the key group of each record of the `records` frame that follows it.
  */
 const FRAME_TAG_NAMES = [
   'records',
@@ -96,6 +105,7 @@ const FRAME_TAG_NAMES = [
   'watermark',
   'end-of-partition',
   'structures',
+  'key-groups',
 ] as const;
 export type FrameTagName = (typeof FRAME_TAG_NAMES)[number];
 export const FRAME_TAG: Readonly<Record<FrameTagName, number>> = Object.freeze(
@@ -169,7 +179,14 @@ if (Math.max(...Object.values(FRAME_TAG)) > FRAME_TAG_MASK)
   throw new Error('frame tags overflow the tag byte');
 assertUniqueBits('frame flags', Object.values(FRAME_FLAG), FRAME_TAG_MASK);
 assertUniqueBits('closed-by bits', Object.values(CLOSED_BY));
-assertUnique('ring header words', [RING_WRITE_INDEX, RING_READ_INDEX, RING_WRITER_WAITING, RING_CLOSED]);
+assertUnique('ring header words', [
+  RING_WRITE_INDEX,
+  RING_READ_INDEX,
+  RING_WRITER_WAITING,
+  RING_CLOSED,
+  RING_IN_FLIGHT_LIMIT,
+]);
+if (RING_IN_FLIGHT_LIMIT * 4 >= RING_HEADER_BYTES) throw new Error('ring header words overflow the header');
 assertUnique('doorbell words', [DOORBELL_SEQUENCE, DOORBELL_SLEEPING, DOORBELL_CLOSED]);
 if (MAX_CONTROL_PAYLOAD_BYTES < BARRIER_PAYLOAD_BYTES) throw new Error('control scratch too small');
 if (RING_MIN_CAPACITY < 2 * (FRAME_HEADER_BYTES + MAX_CONTROL_PAYLOAD_BYTES)) {

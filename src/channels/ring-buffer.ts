@@ -24,6 +24,7 @@ import {
   RING_DATA_OFFSET,
   RING_GUARD_BYTES,
   RING_HEADER_BYTES,
+  RING_IN_FLIGHT_LIMIT,
   RING_MAX_CAPACITY,
   RING_MIN_CAPACITY,
   RING_OVERHEAD_BYTES,
@@ -63,6 +64,11 @@ export function frameBytes(payloadBytes: number): number {
  * - `tryWrite` and `tryRead` never block and never throw on the hot path: they return the number
  *   of ring bytes they moved, `0` meaning full (write) or empty (read).
  * - Closing is sticky and does not discard data: frames published before `close()` stay readable.
+ * - In-flight limit (buffer debloating): the reader may cap the bytes published and not yet read
+ *   below the capacity ({@link setInFlightLimit}); `tryWrite` then refuses a frame that would
+ *   take the ring past the limit, except into an EMPTY ring (so any limit lets a frame through and
+ *   the writer never waits on a reader that has nothing to read). Lowering the limit never
+ *   discards published frames; it only stops new ones until the reader got below it.
  */
 export class RingBuffer {
   /** A zeroed ring SAB with `capacityBytes` of data region (a power of two) and canary guard lines. */
@@ -142,9 +148,9 @@ export class RingBuffer {
     let pos = w & this.#mask;
     const contiguous = this.capacity - pos;
     const needed = contiguous < total ? contiguous + total : total;
-    if (this.capacity - ((w - this.#cachedReadIndex) >>> 0) < needed) {
+    if (this.#room(w) < needed) {
       this.#cachedReadIndex = Atomics.load(this.#header, RING_READ_INDEX) >>> 0;
-      if (this.capacity - ((w - this.#cachedReadIndex) >>> 0) < needed) return 0;
+      if (this.#room(w) < needed) return 0;
     }
     if (contiguous < total) {
       // Positions are 8-aligned, so at least 8 bytes remain: room for the marker word.
@@ -171,7 +177,19 @@ export class RingBuffer {
     const contiguous = this.capacity - (w & this.#mask);
     const needed = contiguous < total ? contiguous + total : total;
     this.#cachedReadIndex = Atomics.load(this.#header, RING_READ_INDEX) >>> 0;
-    return this.capacity - ((w - this.#cachedReadIndex) >>> 0) >= needed;
+    return this.#room(w) >= needed;
+  }
+
+  /**
+   * Writer only: bytes a frame may take now given the cached read index — the free space, cut to
+   * what the in-flight limit leaves unless the ring is empty. Cost: one atomic load (the limit).
+   */
+  #room(w: number): number {
+    const used = (w - this.#cachedReadIndex) >>> 0;
+    const free = this.capacity - used;
+    if (used === 0) return free;
+    const limit = Atomics.load(this.#header, RING_IN_FLIGHT_LIMIT);
+    return limit > 0 && limit < this.capacity ? Math.min(free, limit - used) : free;
   }
 
   /** Writer only: free bytes (an under-estimate: the reader may have released more since). */
@@ -258,10 +276,14 @@ export class RingBuffer {
     );
     r = (r + total) >>> 0;
     this.#readIndex = r;
-    // The one releasing store; then wake the writer if it flagged that it sleeps.
+    // The one releasing store; then wake the writer if it flagged that it sleeps — under an
+    // in-flight limit only once the ring is down to half of it, so that a woken writer publishes
+    // several frames per wake-up instead of one (the ring always drains to that point: the reader
+    // only stops reading a channel it blocked, and then it wakes nobody either way).
     Atomics.store(this.#header, RING_READ_INDEX, r | 0);
     if (
       Atomics.load(this.#header, RING_WRITER_WAITING) !== 0 &&
+      this.#belowWakeMark(r) &&
       Atomics.exchange(this.#header, RING_WRITER_WAITING, 0) !== 0
     ) {
       Atomics.notify(this.#header, RING_WRITER_WAITING);
@@ -270,11 +292,39 @@ export class RingBuffer {
     return released + total;
   }
 
+  /** Reader only: whether a parked writer is worth waking once the read index is `r`. */
+  #belowWakeMark(r: number): boolean {
+    const limit = Atomics.load(this.#header, RING_IN_FLIGHT_LIMIT);
+    // The cached write index lags, so `used` is under-estimated: we can only wake early.
+    return limit === 0 || (this.#cachedWriteIndex - r) >>> 0 <= limit >>> 1;
+  }
+
   /** Reader only: whether a frame is published (refreshes the write index when the cache says empty). */
   hasData(): boolean {
     if (this.#cachedWriteIndex !== this.#readIndex) return true;
     this.#cachedWriteIndex = Atomics.load(this.#header, RING_WRITE_INDEX) >>> 0;
     return this.#cachedWriteIndex !== this.#readIndex;
+  }
+
+  /**
+   * Reader only: caps the bytes the writer may keep published and unread at `bytes` (buffer
+   * debloating; 0 or ≥ capacity = no cap). Raising it wakes a parked writer, which re-checks.
+   * Lowering it takes effect at the writer's next frame; frames already published stay.
+   */
+  setInFlightLimit(bytes: number): void {
+    const limit = bytes >= this.capacity ? 0 : Math.max(0, Math.floor(bytes));
+    const previous = Atomics.exchange(this.#header, RING_IN_FLIGHT_LIMIT, limit);
+    const raised = limit === 0 ? previous !== 0 : previous !== 0 && limit > previous;
+    if (raised && Atomics.exchange(this.#header, RING_WRITER_WAITING, 0) !== 0) {
+      Atomics.notify(this.#header, RING_WRITER_WAITING);
+      this.stats.writerNotifies++;
+    }
+  }
+
+  /** The in-flight limit in bytes (the capacity when there is none). Either side; stale either way. */
+  get inFlightLimit(): number {
+    const limit = Atomics.load(this.#header, RING_IN_FLIGHT_LIMIT);
+    return limit === 0 ? this.capacity : limit;
   }
 
   /** Bytes published and not yet released. Exact-or-under from the reader; stale either way from the writer. */
@@ -315,6 +365,16 @@ export class RingBuffer {
 
   get closed(): boolean {
     return this.closedBits !== 0;
+  }
+
+  /**
+   * Bytes published and not yet released, from either side (two atomic loads; stale in either
+   * direction when read by the other side's thread). For metrics: the ring's fill.
+   */
+  get usedBytes(): number {
+    const w = Atomics.load(this.#header, RING_WRITE_INDEX) >>> 0;
+    const r = Atomics.load(this.#header, RING_READ_INDEX) >>> 0;
+    return Math.min(this.capacity, (w - r) >>> 0);
   }
 
   /** Whether the writer has flagged that it sleeps (stale either way; for tests and metrics). */

@@ -46,6 +46,14 @@ const COMMANDS: readonly Command[] = [
     run: async (args) => (await import('./checkpoints-command.js')).checkpointsCommand(args),
   },
   {
+    name: 'verify',
+    usage:
+      'weir verify <job> [flags]      check exactly-once of a job under injected failures\n' +
+      '                                 (weir verify --help: the flags, failure kinds, exit codes)',
+    help: async () => (await import('./verify-command.js')).VERIFY_HELP,
+    run: async (args) => (await import('./verify-command.js')).verifyCommand(args),
+  },
+  {
     name: 'bench',
     usage:
       'weir bench [--suite NAME[,NAME]] [--quick] [--json PATH] [--html PATH] [suite flags]\n' +
@@ -70,7 +78,8 @@ const COMMANDS: readonly Command[] = [
 
 /** Exit codes of every command; the README lists the same. */
 const EXIT_CODES =
-  'exit codes: 0 success, 1 the job (or command) failed, 2 usage error, 130 SIGINT, 143 SIGTERM';
+  'exit codes: 0 success, 1 the job (or command) failed, 2 usage error, 130 SIGINT, 143 SIGTERM;\n' +
+  'weir verify also: 1 output differs under failures, 3 non-deterministic job, 4 could not verify';
 
 function usage(): string {
   return [

@@ -59,10 +59,14 @@ export function custom<T, C = unknown>(options: CommittingSinkOptions<T, C>): Co
     }
     commitRetry[key] = v;
   }
+  if (options.readCommitted !== undefined && typeof options.readCommitted !== 'function') {
+    throw new InvalidOptionError('sinks.custom.readCommitted', 'must be a function () => records');
+  }
   return {
     kind: 'committing',
     type: 'custom',
     name,
+    ...(options.readCommitted ? { readCommitted: options.readCommitted } : {}),
     createWriter: (ctx) => {
       // The runtime's committing-sink operator always passes sinkName; a legacy writer wrapper
       // (`{ createWriter(ctx) { const w = inner.createWriter(ctx); ... } }`) does not, and would

@@ -57,6 +57,7 @@ import {
 import { join, resolve } from 'node:path';
 import type { CommittingSink, CommittingSinkWriter, SinkWriterContext } from '../api/committing-sink.js';
 import { FileSinkError, InvalidOptionError } from '../errors.js';
+import { readCommittedFileParts } from './committed-output.js';
 import { custom } from './custom-sink.js';
 import { encodeCsvRow } from './formats/csv.js';
 import { encodeRecord } from './formats/text-format.js';
@@ -143,6 +144,7 @@ export function file<T = unknown>(options: FileSinkOptions): CommittingSink<T, F
     name: `file:${config.dir}`,
     createWriter: (ctx) => new FileSinkWriter<T>(config, ctx),
     commit: (parts) => commitPendingParts(config.dir, parts),
+    readCommitted: () => readCommittedFileParts(config.dir, config.format, config.prefix, config.header),
   });
   return { ...sink, type: 'file' };
 }

@@ -40,7 +40,7 @@ import { resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
 import type { CommittingSink } from '../api/committing-sink.js';
 import type { Collector } from '../api/functions.js';
-import type { PollResult, Sink, SourceReader } from '../api/source.js';
+import type { PollResult, Sink, SourceLag, SourceReader } from '../api/source.js';
 import { FileSourceError, InvalidOptionError, MalformedRecordError } from '../errors.js';
 import type { DeadLetter, DeadLetterSource, DeadLetterSourceContext } from './dead-letter.js';
 import { RecordScanner, type ScannedRecord } from './formats/record-scanner.js';
@@ -445,6 +445,27 @@ class FileReader<T> implements SourceReader<T> {
 
   metrics(): Readonly<Record<string, number>> {
     return { records: this.#records, skippedLines: this.#skippedLines, bytesRead: this.#bytesRead };
+  }
+
+  /**
+   * Bytes of this subtask's files not yet consumed (file size minus position), one `fstat` per
+   * open file and one `stat` per file not opened yet. A file that cannot be stat'ed (not there
+   * yet, or removed) makes the lag unknown: the read itself reports that failure.
+   */
+  lag(): SourceLag | undefined {
+    let value = 0;
+    for (const split of this.#splits) {
+      if (split.done) continue;
+      let size: number;
+      try {
+        size = split.fd !== null ? fstatSync(split.fd).size : statSync(split.file).size;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw e;
+      }
+      value += Math.max(0, size - split.scanner.offset);
+    }
+    return { value, unit: 'bytes' };
   }
 
   close(): void {

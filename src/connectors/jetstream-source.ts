@@ -41,7 +41,7 @@ import {
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Collector } from '../api/functions.js';
-import type { PollResult, Source, SourceContext, SourceReader } from '../api/source.js';
+import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
 import { InvalidOptionError, JetStreamSourceError, JetStreamStreamNotFoundError } from '../errors.js';
 
 export type JetStreamFormat = 'json' | 'string' | 'bytes';
@@ -401,12 +401,22 @@ class JetStreamReader<T> implements SourceReader<T> {
   }
 
   metrics(): Readonly<Record<string, number>> {
-    // Lag: messages the broker holds beyond what this subtask has emitted (buffered + pending).
-    let lag = 0;
+    return { consumerLag: this.lag()?.value ?? 0 };
+  }
+
+  /**
+   * Messages the broker holds beyond what this subtask has emitted (buffered + pending, as the
+   * broker reported with the last delivery); unknown until a consumer reported once.
+   */
+  lag(): SourceLag | undefined {
+    let value = 0;
+    let known = false;
     for (const l of this.#splits) {
-      if (l.pending >= 0) lag += l.pending + (l.buffer.length - l.head);
+      if (l.pending < 0) continue;
+      known = true;
+      value += l.pending + (l.buffer.length - l.head);
     }
-    return { consumerLag: lag };
+    return known ? { value, unit: 'records' } : undefined;
   }
 
   close(): void {

@@ -43,6 +43,7 @@ import { InvalidOptionError, LogTopicNotFoundError } from '../errors.js';
 import { type Log, openLog } from '../log/log.js';
 import type { AppendOptions } from '../log/log-options.js';
 import type { PreparedAppend, Topic } from '../log/topic.js';
+import { readCommittedLogTopic } from './committed-output.js';
 import { custom } from './custom-sink.js';
 import { closeLog } from './log-source.js';
 
@@ -128,6 +129,7 @@ export function log<T = unknown>(options: LogSinkOptions<T>): CommittingSink<T, 
         },
       };
     },
+    readCommitted: () => readCommittedLogTopic(dir, topic),
   });
   return { ...sink, type: 'log' };
 }

@@ -24,7 +24,7 @@
 
 import type { Collector } from '../api/functions.js';
 import { consoleLogger, errorField, type Logger } from '../api/logger.js';
-import type { PollResult, Source, SourceContext, SourceReader } from '../api/source.js';
+import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
 import { InvalidOptionError } from '../errors.js';
 import { type Log, openLog } from '../log/log.js';
 import type { Topic } from '../log/topic.js';
@@ -211,6 +211,16 @@ class LogReader<T> implements SourceReader<T> {
 
   metrics(): Readonly<Record<string, number>> {
     return { recordsLostToRetention: this.#lostToRetention };
+  }
+
+  /** Records appended to this subtask's partitions (up to a bounded split's end) and not yet emitted. */
+  lag(): SourceLag {
+    let value = 0;
+    for (const s of this.#splits) {
+      const end = s.end ?? this.#topic.endOffset(s.partition);
+      value += Math.max(0, end - s.next);
+    }
+    return { value, unit: 'records' };
   }
 
   close(): void {

@@ -38,6 +38,16 @@ export interface CheckpointStats {
   /** Sum over tasks. */
   readonly stateSizeBytes: number;
   readonly acknowledgedTasks: number;
+  /**
+   * Per task (`taskKey(id)`, in acknowledgement order): its own alignment, sync and async parts and
+   * bytes (Flink's per-subtask checkpoint detail). Empty for checkpoints adopted from an earlier run.
+   */
+  readonly tasks: readonly TaskCheckpointStats[];
+}
+
+/** One task's share of a completed checkpoint. */
+export interface TaskCheckpointStats extends TaskCheckpointMetrics {
+  readonly taskKey: string;
 }
 
 export interface CompletedCheckpoint {

@@ -60,6 +60,7 @@ const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
   asyncDurationMs: { max: 0, sum: 0 },
   stateSizeBytes: 0,
   acknowledgedTasks: 0,
+  tasks: [],
 };
 
 /** Attempts at the final checkpoint before the job fails (each failure is logged). */
@@ -142,6 +143,13 @@ export class JobCheckpointing {
               maxSyncDurationMs: cp.stats.syncDurationMs.max,
               maxAsyncDurationMs: cp.stats.asyncDurationMs.max,
               bytes: cp.stats.stateSizeBytes,
+              subtasks: cp.stats.tasks.map((t) => ({
+                task: t.taskKey,
+                alignmentDurationMs: t.alignmentDurationMs,
+                syncDurationMs: t.syncDurationMs,
+                asyncDurationMs: t.asyncDurationMs,
+                bytes: t.stateSizeBytes,
+              })),
             }),
           onAborted: (a) =>
             client.emit('checkpoint-failed', {

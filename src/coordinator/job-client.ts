@@ -67,6 +67,18 @@ export interface CompletedCheckpointStats {
   readonly maxSyncDurationMs: number;
   readonly maxAsyncDurationMs: number;
   readonly bytes: number;
+  /** Per subtask, in acknowledgement order (the dashboard's detail on click). */
+  readonly subtasks: readonly SubtaskCheckpointStats[];
+}
+
+/** One subtask's part of a completed checkpoint. */
+export interface SubtaskCheckpointStats {
+  /** `vertexId/subtask`, as in {@link JobClient.subtaskMetrics}. */
+  readonly task: string;
+  readonly alignmentDurationMs: number;
+  readonly syncDurationMs: number;
+  readonly asyncDurationMs: number;
+  readonly bytes: number;
 }
 
 /** A checkpoint that did not complete (the `checkpoint-failed` event). */
@@ -371,12 +383,14 @@ export class JobClient extends EventEmitter {
             batchRecords: this.options.channels.batchRecords,
             batchBytes: this.options.channels.batchBytes,
             recordFormat: this.options.channels.recordFormat,
+            debloat: this.options.channels.debloat,
             checkpointing: checkpoints?.taskConfig ?? null,
             stateBackend: this.options.stateBackend,
             stateDir,
             restore,
             pool,
             stuckTaskTimeout: this.options.stuckTaskTimeout,
+            faultInjection: this.options.faultInjection,
           },
           (task, event) => this.#onTaskEvent(task, event),
         );

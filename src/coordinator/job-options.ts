@@ -5,11 +5,17 @@
 
 import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';
 import {
+  type BufferDebloatOptions,
+  bufferDebloatOptions,
+  DEFAULT_BUFFER_DEBLOAT,
+} from '../channels/buffer-debloater.js';
+import {
   type DashboardOptions,
   type ResolvedDashboardOptions,
   resolveDashboardOptions,
 } from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 
@@ -61,6 +67,14 @@ export interface ChannelOptions {
    * fallback).
    */
   readonly recordFormat?: 'auto' | 'msgpack';
+  /**
+   * Buffer debloating: each consumer measures its throughput and caps the bytes in flight on
+   * each of its input rings so that a checkpoint barrier waits behind about `targetMs` of data
+   * instead of behind full rings (Flink's buffer debloating). `true` uses the defaults
+   * (`targetMs` 20, `periodMs` 100, `minBytes` 32 KiB, `samples` 5, `thresholdPercent` 25); an
+   * object overrides some of them. Default false: the ring's capacity is the only limit.
+   */
+  readonly debloat?: boolean | Partial<BufferDebloatOptions>;
 }
 
 export interface JobOptions {
@@ -123,6 +137,11 @@ export interface JobOptions {
   readonly logger?: Logger;
   /** Serve a live web dashboard, its JSON and Prometheus `/metrics` from this process. Default off. */
   readonly dashboard?: DashboardOptions | boolean;
+  /**
+   * Failures to inject into operators' user functions (what `weir verify` runs): each fires once,
+   * in its attempt, before the operator's function sees the given record. Default none.
+   */
+  readonly faultInjection?: readonly InjectedFault[];
 }
 
 /**
@@ -145,6 +164,7 @@ const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
   signal: true,
   logger: true,
   dashboard: true,
+  faultInjection: true,
 };
 
 const CHECKPOINTING_OPTION_KEYS: KeyTable<CheckpointingOptions> = {
@@ -166,6 +186,7 @@ const CHANNEL_OPTION_KEYS: KeyTable<ChannelOptions> = {
   batchRecords: true,
   batchBytes: true,
   recordFormat: true,
+  debloat: true,
 };
 
 type RestartStrategyOf<T extends RestartStrategyOptions['type']> = Extract<
@@ -202,13 +223,17 @@ export interface ResolvedJobOptions {
   readonly restoreFrom: string | undefined;
   readonly allowNonRestoredState: boolean;
   readonly allowFallbackPastDamaged: boolean;
-  readonly channels: Required<ChannelOptions>;
+  readonly channels: Required<Omit<ChannelOptions, 'debloat'>> & {
+    /** Null when debloating is off. */
+    readonly debloat: BufferDebloatOptions | null;
+  };
   readonly metricsInterval: number;
   readonly stuckTaskTimeout: number;
   readonly signal: AbortSignal | undefined;
   /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
   readonly logger: Logger | undefined;
   readonly dashboard: ResolvedDashboardOptions | null;
+  readonly faultInjection: readonly InjectedFault[];
 }
 
 function int(name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -328,6 +353,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     batchBytes:
       ch.batchBytes === undefined ? 64 * 1024 : int('channels.batchBytes', ch.batchBytes, 64, 1 << 28),
     recordFormat: recordFormatOf(ch.recordFormat),
+    debloat: debloatOf(ch.debloat),
   };
   return {
     parallelism,
@@ -349,8 +375,43 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     signal: signalOf(o.signal),
     logger: loggerOf(o.logger),
     dashboard: resolveDashboardOptions(o.dashboard),
+    faultInjection: faultsOf(o.faultInjection),
   };
 }
+
+function faultsOf(faults: unknown): readonly InjectedFault[] {
+  if (faults === undefined) return [];
+  if (!Array.isArray(faults)) throw new InvalidOptionError('faultInjection', 'must be an array of faults');
+  return faults.map((f, i) => {
+    const name = `faultInjection[${i}]`;
+    if (typeof f !== 'object' || f === null) throw new InvalidOptionError(name, 'must be an object');
+    checkKnownKeys(f, name, FAULT_KEYS);
+    if (f.kind !== 'throw' && f.kind !== 'exit') {
+      throw new InvalidOptionError(
+        `${name}.kind`,
+        `must be 'throw' or 'exit', got ${JSON.stringify(f.kind)}`,
+      );
+    }
+    if (typeof f.operatorUid !== 'string' || f.operatorUid.length === 0) {
+      throw new InvalidOptionError(`${name}.operatorUid`, 'must be an operator uid');
+    }
+    return {
+      kind: f.kind,
+      operatorUid: f.operatorUid,
+      attempt: int(`${name}.attempt`, f.attempt, 0),
+      subtaskIndex: int(`${name}.subtaskIndex`, f.subtaskIndex, 0),
+      atRecord: int(`${name}.atRecord`, f.atRecord, 1),
+    };
+  });
+}
+
+const FAULT_KEYS: KeyTable<InjectedFault> = {
+  kind: true,
+  attempt: true,
+  operatorUid: true,
+  subtaskIndex: true,
+  atRecord: true,
+};
 
 function bool(name: string, v: unknown): boolean {
   if (v === undefined) return false;
@@ -385,6 +446,27 @@ function loggerOf(logger: unknown): Logger | undefined {
   }
   return logger as Logger;
 }
+
+function debloatOf(debloat: unknown): BufferDebloatOptions | null {
+  if (debloat === undefined || debloat === false) return null;
+  if (debloat === true) return DEFAULT_BUFFER_DEBLOAT;
+  if (typeof debloat !== 'object' || debloat === null || Array.isArray(debloat)) {
+    throw new InvalidOptionError(
+      'channels.debloat',
+      `must be a boolean or { targetMs, periodMs, minBytes, samples, thresholdPercent }, got ${JSON.stringify(debloat)}`,
+    );
+  }
+  checkKnownKeys(debloat as Partial<BufferDebloatOptions>, 'channels.debloat', DEBLOAT_OPTION_KEYS);
+  return bufferDebloatOptions(debloat as Partial<BufferDebloatOptions>);
+}
+
+const DEBLOAT_OPTION_KEYS: KeyTable<BufferDebloatOptions> = {
+  targetMs: true,
+  periodMs: true,
+  minBytes: true,
+  samples: true,
+  thresholdPercent: true,
+};
 
 function recordFormatOf(format: unknown): 'auto' | 'msgpack' {
   if (format === undefined || format === 'auto') return 'auto';

@@ -6,7 +6,12 @@
 
 import type { CheckpointFailureReason } from '../errors.js';
 import type { CheckpointKind } from './checkpoint-kind.js';
-import type { CompletedCheckpoint, DurationStats, TaskAcknowledgement } from './completed-checkpoint.js';
+import type {
+  CompletedCheckpoint,
+  DurationStats,
+  TaskAcknowledgement,
+  TaskCheckpointStats,
+} from './completed-checkpoint.js';
 
 /**
  * - `success`: recorded.
@@ -98,8 +103,10 @@ export class PendingCheckpoint {
     let maxAlignmentDurationMs = 0;
     let maxCheckpointStartDelayMs = 0;
     let stateSizeBytes = 0;
+    const tasks: TaskCheckpointStats[] = [];
     for (const [taskKey, { stateHandles, metrics }] of this.#acknowledged) {
       taskStates[taskKey] = stateHandles;
+      tasks.push({ taskKey, ...metrics });
       maxAlignmentDurationMs = Math.max(maxAlignmentDurationMs, metrics.alignmentDurationMs);
       maxCheckpointStartDelayMs = Math.max(maxCheckpointStartDelayMs, metrics.checkpointStartDelayMs ?? 0);
       sync.add(metrics.syncDurationMs);
@@ -120,6 +127,7 @@ export class PendingCheckpoint {
         asyncDurationMs: async.stats(),
         stateSizeBytes,
         acknowledgedTasks: this.#acknowledged.size,
+        tasks,
       },
     };
   }

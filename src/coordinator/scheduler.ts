@@ -12,12 +12,14 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { Piscina } from 'piscina';
+import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import { Doorbell } from '../channels/doorbell.js';
 import { RingBuffer } from '../channels/ring-buffer.js';
 import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
+import type { InjectedFault } from '../worker/fault-injection.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -44,6 +46,8 @@ export interface ExecutionOptions {
   readonly batchBytes: number;
   /** Record encoding on the rings (ChannelOptions.recordFormat). Default 'auto'. */
   readonly recordFormat?: 'auto' | 'msgpack';
+  /** Buffer debloating of every input gate (ChannelOptions.debloat); null or omitted = off. */
+  readonly debloat?: BufferDebloatOptions | null;
   readonly checkpointing: TaskCheckpointConfig | null;
   /** Keyed state backend of every task. Default 'heap'. */
   readonly stateBackend?: 'heap' | 'lmdb';
@@ -57,6 +61,8 @@ export interface ExecutionOptions {
   readonly pool?: TaskPool;
   /** Stuck-task watchdog timeout, ms (JobOptions.stuckTaskTimeout); 0 or absent: no watchdog. */
   readonly stuckTaskTimeout?: number;
+  /** Failures to inject (JobOptions.faultInjection); absent: none. */
+  readonly faultInjection?: readonly InjectedFault[];
 }
 
 function createPiscina(
@@ -339,12 +345,14 @@ export class Execution {
           stateBackend: options.stateBackend ?? 'heap',
           stateDir: options.stateDir,
           restore: options.restore?.get(key) ?? null,
+          faultInjection: options.faultInjection ?? [],
           // Slots in deployment order: the watchdog's slot index is the task's index in `tasks`.
           busy: this.#watchdog ? { buffer: this.#watchdog.buffer, slot: tasks.length - 1 } : null,
           channelOptions: {
             batchRecords: options.batchRecords,
             batchBytes: options.batchBytes,
             shapeBatches: options.recordFormat !== 'msgpack',
+            debloat: options.debloat ?? null,
           },
         };
         const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });

@@ -48,6 +48,10 @@ const num = (n) => Math.round(n).toLocaleString('en-US');
 const ms = (n) => (n < 10 ? n.toFixed(1) : num(n)) + ' ms';
 const bytes = (n) => n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KiB' : (n / 1048576).toFixed(1) + ' MiB';
 const time = (t) => new Date(t).toLocaleTimeString('en-GB');
+const pct = (x) => (x === null || x === undefined ? '–' : Math.round(x * 100) + '%');
+const lagText = (l) => (l === null ? '–' : l.unit === 'bytes' ? bytes(l.value) : num(l.value) + ' records');
+/** An event-time lag: seconds, or days when the job's timestamps are not wall-clock times. */
+const lagMs = (n) => (n === null ? '–' : Math.abs(n) < 864e5 ? (n / 1000).toFixed(1) + ' s' : num(n / 864e5) + ' d');
 /** A watermark: a wall-clock time when it looks like one (after 2000-01-01), else a number. */
 const wm = (w) => (w > 946684800000 ? new Date(w).toISOString().slice(11, 23) : num(w));
 
@@ -93,14 +97,44 @@ function renderPlan(s) {
     const p = pos.get(t.id);
     svg.append(el('g', { class: 'node', 'data-testid': 'task-node', transform: 'translate(' + p.x + ',' + p.y + ')' },
       el('title', {}, t.operators.map((o) => o.name + ' (' + o.kind + ')').join(' -> ')),
-      el('rect', { width: 260, height: 80 }),
+      el('rect', { width: 260, height: 96 }),
       el('text', { x: 8, y: 18, 'font-weight': 600 }, (t.name.length > 30 ? t.name.slice(0, 29) + '…' : t.name)),
       el('text', { x: 8, y: 38 }, 'parallelism ' + t.parallelism + ' · ' + t.operators.length + ' operator(s)'),
       el('text', { x: 8, y: 56 }, 'in ' + num(t.inPerSec) + '/s'),
       el('text', { x: 8, y: 72 }, 'out ' + num(t.outPerSec) + '/s' +
-        (t.watermark === null ? '' : ' · watermark ' + wm(t.watermark)))));
+        (t.watermark === null ? '' : ' · watermark ' + wm(t.watermark))),
+      el('text', { x: 8, y: 88, 'data-testid': 'task-load' }, t.load.shares === null ? 'busy –' :
+        'busy ' + pct(t.load.shares.busy) + ' · backpressured ' + pct(t.load.shares.backpressured) +
+        ' · idle ' + pct(t.load.shares.idle))));
   }
   $('plan').replaceChildren(svg);
+}
+
+/** Task ids whose per-subtask rows are shown (a click on the task's row toggles). */
+const expandedTasks = new Set();
+function renderLoad(s) {
+  const rows = [];
+  for (const t of s.tasks) {
+    const sh = t.load.shares;
+    const row = el('tr', { 'data-testid': 'task-row', class: 'clickable', title: 'show subtasks' },
+      el('td', {}, t.id), el('td', { class: 'name' }, (expandedTasks.has(t.id) ? '▾ ' : '▸ ') + t.name),
+      el('td', {}, pct(sh && sh.busy)), el('td', {}, pct(sh && sh.backpressured)), el('td', {}, pct(sh && sh.idle)),
+      el('td', {}, pct(t.load.outputFill)), el('td', {}, pct(t.load.inputFill)),
+      el('td', {}, t.watermark === null ? '–' : wm(t.watermark)), el('td', { 'data-testid': 'event-time-lag' }, lagMs(t.eventTimeLagMs)));
+    row.onclick = () => {
+      if (expandedTasks.has(t.id)) expandedTasks.delete(t.id); else expandedTasks.add(t.id);
+      renderLoad(s);
+    };
+    rows.push(row);
+    if (!expandedTasks.has(t.id)) continue;
+    for (const l of t.load.subtasks) {
+      const w = t.watermarks[l.subtask];
+      rows.push(el('tr', { 'data-testid': 'task-subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + l.subtask),
+        el('td', {}, pct(l.shares && l.shares.busy)), el('td', {}, pct(l.shares && l.shares.backpressured)), el('td', {}, pct(l.shares && l.shares.idle)),
+        el('td', {}, pct(l.outputFill)), el('td', {}, pct(l.inputFill)), el('td', {}, w === null ? '–' : wm(w)), el('td', {})));
+    }
+  }
+  $('tasks').replaceChildren(...rows);
 }
 
 /** Operator ids whose per-subtask rows are shown (a click on the operator's row toggles). */
@@ -111,7 +145,7 @@ function renderTasks(s) {
     const row = el('tr', { 'data-testid': 'operator-row', class: 'clickable', title: 'show subtasks' },
       el('td', {}, t.id), el('td', { class: 'name' }, (expanded.has(o.id) ? '▾ ' : '▸ ') + o.name),
       el('td', { class: 'name' }, o.kind), el('td', {}, t.parallelism), el('td', {}, num(o.recordsIn)), el('td', {}, num(o.recordsOut)),
-      el('td', {}, num(o.inPerSec)), el('td', {}, num(o.outPerSec)));
+      el('td', {}, num(o.inPerSec)), el('td', {}, num(o.outPerSec)), el('td', { 'data-testid': 'source-lag' }, lagText(o.sourceLag)));
     row.onclick = () => {
       if (expanded.has(o.id)) expanded.delete(o.id); else expanded.add(o.id);
       renderTasks(s);
@@ -122,25 +156,39 @@ function renderTasks(s) {
       const counters = Object.entries(st.counters).map(([k, v]) => k + ' ' + num(v)).join(', ');
       rows.push(el('tr', { 'data-testid': 'subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + st.subtask),
         el('td', { class: 'name' }, counters), el('td', {}), el('td', {}, num(st.recordsIn)), el('td', {}, num(st.recordsOut)),
-        el('td', {}), el('td', {})));
+        el('td', {}), el('td', {}), el('td', {}, lagText(st.sourceLag))));
     }
   }
   $('operators').replaceChildren(...rows);
 }
 
+/** Checkpoint ids whose per-subtask rows are shown (a click on the checkpoint's row toggles). */
+const expandedCheckpoints = new Set();
 function renderCheckpoints(s) {
   const c = s.checkpoints;
   $('cp-summary').textContent = !c.enabled ? 'checkpointing is off' :
     c.completed + ' completed, ' + c.failed + ' failed, ' + c.aborted + ' aborted' +
     (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
-  const done = c.history.map((k) => ({ id: k.checkpointId, row: el('tr', { 'data-testid': 'checkpoint-row' },
-    el('td', {}, k.checkpointId), el('td', {}, 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
-    el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
-    el('td', {}, bytes(k.bytes))) }));
+  const done = c.history.map((k) => {
+    const row = el('tr', { 'data-testid': 'checkpoint-row', class: 'clickable', title: 'show subtasks' },
+      el('td', {}, k.checkpointId), el('td', {}, (expandedCheckpoints.has(k.checkpointId) ? '▾ ' : '▸ ') + 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
+      el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
+      el('td', {}, bytes(k.bytes)));
+    row.onclick = () => {
+      if (expandedCheckpoints.has(k.checkpointId)) expandedCheckpoints.delete(k.checkpointId); else expandedCheckpoints.add(k.checkpointId);
+      renderCheckpoints(s);
+    };
+    const rows = [row];
+    if (expandedCheckpoints.has(k.checkpointId)) for (const t of k.subtasks)
+      rows.push(el('tr', { 'data-testid': 'checkpoint-subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + t.task),
+        el('td', {}), el('td', {}), el('td', {}, ms(t.alignmentDurationMs)), el('td', {}, ms(t.syncDurationMs)),
+        el('td', {}, ms(t.asyncDurationMs)), el('td', {}, bytes(t.bytes))));
+    return { id: k.checkpointId, rows };
+  });
   const failed = c.failures.map((f) => ({ id: f.checkpointId, row: el('tr', { 'data-testid': 'checkpoint-failed-row', class: 'failed' },
     el('td', {}, f.checkpointId), el('td', {}, f.reason), el('td', {}, time(f.triggerTimestamp)),
-    el('td', { colspan: 5, class: 'name', title: f.message }, f.message.split('\\n')[0])) }));
-  const rows = done.concat(failed).sort((a, b) => b.id - a.id).map((r) => r.row);
+    el('td', { colspan: 5, class: 'name', title: f.message }, f.message.split('\\n')[0])) })).map((f) => ({ id: f.id, rows: [f.row] }));
+  const rows = done.concat(failed).sort((a, b) => b.id - a.id).flatMap((r) => r.rows);
   $('checkpoints').replaceChildren(...rows);
   const last = c.history.slice(-60);
   const w = 600, h = 120, max = Math.max(1, ...last.map((k) => k.durationMs));
@@ -169,6 +217,7 @@ function renderFailures(s) {
 function render(s) {
   renderHeader(s);
   renderPlan(s);
+  renderLoad(s);
   renderTasks(s);
   renderCheckpoints(s);
   renderFailures(s);
@@ -223,8 +272,10 @@ export function dashboardPage(job: string, actions: boolean): string {
 <span id="attempt"></span><span id="uptime"></span><span id="conn" class="muted"></span></header>
 <main>
 <section><h2>Execution plan</h2><div id="plan"></div></section>
+<section><h2>Tasks</h2><table><thead><tr><th>task</th><th>name</th><th>busy</th><th>backpressured</th><th>idle</th>
+<th>output ring</th><th>input ring</th><th>watermark</th><th>event-time lag</th></tr></thead><tbody id="tasks"></tbody></table></section>
 <section><h2>Operators</h2><table><thead><tr><th>task</th><th>operator</th><th>kind</th><th>parallelism</th>
-<th>records in</th><th>records out</th><th>in/s</th><th>out/s</th></tr></thead><tbody id="operators"></tbody></table></section>
+<th>records in</th><th>records out</th><th>in/s</th><th>out/s</th><th>source lag</th></tr></thead><tbody id="operators"></tbody></table></section>
 <section><h2>Checkpoints <span id="cp-summary" class="muted"></span></h2><div id="cp-chart"></div>
 <div class="scroll"><table><thead><tr><th>id</th><th>status</th><th>triggered</th><th>duration</th><th>alignment</th><th>sync</th><th>async</th><th>size</th></tr></thead>
 <tbody id="checkpoints"></tbody></table></div></section>

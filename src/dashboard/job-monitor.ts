@@ -10,6 +10,7 @@
  * counts of the attempt that ended are folded into a per-subtask base when the next is deployed.
  */
 
+import type { SourceLag } from '../api/source.js';
 import type {
   CompletedCheckpointStats,
   FailedCheckpointStats,
@@ -17,6 +18,7 @@ import type {
   JobResult,
 } from '../coordinator/job-client.js';
 import { type PlanSummary, planSummary } from '../graph/describe-plan.js';
+import { type LoadShares, SubtaskLoad, type SubtaskLoadView, taskLoad } from './task-load.js';
 
 /** Upper bounds (seconds) of the checkpoint duration histogram buckets; `+Inf` is implied. */
 export const CHECKPOINT_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
@@ -31,6 +33,8 @@ export interface SubtaskCounts {
   readonly recordsIn: number;
   readonly recordsOut: number;
   readonly counters: Readonly<Record<string, number>>;
+  /** A source's distance from the end of its input at the last sample; null: not a source, or unknown. */
+  readonly sourceLag: SourceLag | null;
 }
 
 export interface OperatorView {
@@ -43,6 +47,8 @@ export interface OperatorView {
   /** Records per second over the last sample interval (0 before the second sample). */
   readonly inPerSec: number;
   readonly outPerSec: number;
+  /** Sum over the subtasks that know theirs; null when none does (not a source, or unknown yet). */
+  readonly sourceLag: SourceLag | null;
   readonly subtasks: readonly SubtaskCounts[];
 }
 
@@ -59,6 +65,18 @@ export interface TaskView {
    */
   readonly watermarks: readonly (number | null)[];
   readonly watermark: number | null;
+  /**
+   * Event-time lag (ms): the wall clock at the last sample minus the task's watermark. Meaningful
+   * when the job's timestamps are epoch ms; null while the task has no watermark.
+   */
+  readonly eventTimeLagMs: number | null;
+  /** Busy / idle / backpressured shares of the last interval and ring fill (see task-load.ts). */
+  readonly load: {
+    readonly shares: LoadShares | null;
+    readonly outputFill: number | null;
+    readonly inputFill: number | null;
+    readonly subtasks: readonly SubtaskLoadView[];
+  };
   readonly operators: readonly OperatorView[];
 }
 
@@ -126,6 +144,14 @@ export class JobMonitor {
   readonly #cells = new Map<string, Cell>();
   /** `vertexId/subtask` → the task's input watermark in the latest sample. */
   readonly #watermarks = new Map<string, number>();
+  /** Epoch ms of the latest sample that carried watermarks (the event-time lag's "now"). */
+  #watermarksSampledAt = 0;
+  /** `vertexId/subtask` → its time split across samples and attempts. */
+  readonly #loads = new Map<string, SubtaskLoad>();
+  /** The sample array last read per subtask: one the client kept (the task did not answer) is not read again. */
+  readonly #lastSampleOf = new Map<string, readonly unknown[]>();
+  /** `vertexId/subtask/nodeId` → a source's lag at the last sample. */
+  readonly #sourceLags = new Map<string, SourceLag>();
   #lastTotals = new Map<number, { recordsIn: number; recordsOut: number }>();
   #rates = new Map<number, { inPerSec: number; outPerSec: number }>();
   #lastSampleAt = 0;
@@ -239,6 +265,8 @@ export class JobMonitor {
     const tasks: TaskView[] = this.#plan.vertices.map((v) => {
       const operators = v.operators.map((op) => {
         const subtasks: SubtaskCounts[] = [];
+        let lagValue = 0;
+        let lagUnit: SourceLag['unit'] | null = null;
         let recordsIn = 0;
         let recordsOut = 0;
         for (let s = 0; s < v.parallelism; s++) {
@@ -246,22 +274,43 @@ export class JobMonitor {
           const counts = c ? sum(c) : { recordsIn: 0, recordsOut: 0, counters: {} };
           recordsIn += counts.recordsIn;
           recordsOut += counts.recordsOut;
-          subtasks.push({ subtask: s, ...counts });
+          const lag = this.#sourceLags.get(`${v.id}/${s}/${op.id}`) ?? null;
+          if (lag) {
+            lagValue += lag.value;
+            lagUnit = lag.unit;
+          }
+          subtasks.push({ subtask: s, ...counts, sourceLag: lag });
         }
         const rate = this.#rates.get(op.id) ?? { inPerSec: 0, outPerSec: 0 };
-        return { id: op.id, name: op.name, kind: op.kind, recordsIn, recordsOut, ...rate, subtasks };
+        const sourceLag = lagUnit === null ? null : { value: lagValue, unit: lagUnit };
+        return {
+          id: op.id,
+          name: op.name,
+          kind: op.kind,
+          recordsIn,
+          recordsOut,
+          ...rate,
+          sourceLag,
+          subtasks,
+        };
       });
+      const loads: SubtaskLoadView[] = [];
+      for (let st = 0; st < v.parallelism; st++)
+        loads.push((this.#loads.get(`${v.id}/${st}`) ?? new SubtaskLoad(st)).view());
       const watermarks: (number | null)[] = [];
       for (let st = 0; st < v.parallelism; st++)
         watermarks.push(this.#watermarks.get(`${v.id}/${st}`) ?? null);
       const known = watermarks.filter((w): w is number => w !== null);
+      // the task's watermark is its slowest subtask's, once every subtask has one
+      const watermark = known.length === v.parallelism && known.length > 0 ? Math.min(...known) : null;
       return {
         id: v.id,
         name: v.name,
         parallelism: v.parallelism,
         watermarks,
-        // the task's watermark is its slowest subtask's, once every subtask has one
-        watermark: known.length === v.parallelism && known.length > 0 ? Math.min(...known) : null,
+        watermark,
+        eventTimeLagMs: watermark === null ? null : this.#watermarksSampledAt - watermark,
+        load: { ...taskLoad(loads), subtasks: loads },
         inPerSec: operators[0]?.inPerSec ?? 0,
         outPerSec: operators[operators.length - 1]?.outPerSec ?? 0,
         operators,
@@ -297,7 +346,10 @@ export class JobMonitor {
 
   /** Reads the client's latest per-subtask sample into the cells and updates the rates. */
   #sample(): void {
+    const at = performance.now();
     for (const [taskKey, ops] of this.#client.subtaskMetrics()) {
+      const fresh = this.#lastSampleOf.get(taskKey) !== ops;
+      this.#lastSampleOf.set(taskKey, ops);
       for (const m of ops) {
         const key = `${taskKey}/${m.nodeId}`;
         let cell = this.#cells.get(key);
@@ -309,7 +361,17 @@ export class JobMonitor {
           this.#cells.set(key, cell);
         }
         cell.current = { recordsIn: m.recordsIn, recordsOut: m.recordsOut, counters: { ...m.counters } };
-        if (m.inputWatermark !== undefined) this.#watermarks.set(taskKey, m.inputWatermark);
+        if (m.inputWatermark !== undefined) {
+          this.#watermarks.set(taskKey, m.inputWatermark);
+          this.#watermarksSampledAt = Date.now();
+        }
+        if (m.sourceLag) this.#sourceLags.set(key, m.sourceLag);
+        else this.#sourceLags.delete(key);
+        if (m.load && fresh) {
+          let load = this.#loads.get(taskKey);
+          if (!load) this.#loads.set(taskKey, (load = new SubtaskLoad(Number(taskKey.split('/')[1]))));
+          load.sample(m.load, at);
+        }
       }
     }
     const now = performance.now();
@@ -345,6 +407,8 @@ export class JobMonitor {
       cell.base = sum(cell);
       cell.current = { recordsIn: 0, recordsOut: 0, counters: {} };
     }
+    for (const load of this.#loads.values()) load.foldAttempt();
+    this.#sourceLags.clear();
   }
 
   #changed(): void {

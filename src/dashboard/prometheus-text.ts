@@ -43,6 +43,16 @@ export const METRICS = {
     type: 'gauge',
     help: 'Longest barrier alignment of the latest completed checkpoint.',
   },
+  checkpointSync: {
+    name: 'weir_last_checkpoint_sync_seconds',
+    type: 'gauge',
+    help: 'Longest synchronous snapshot part (processing stopped) of the latest completed checkpoint.',
+  },
+  checkpointAsync: {
+    name: 'weir_last_checkpoint_async_seconds',
+    type: 'gauge',
+    help: 'Longest asynchronous snapshot part (persisting) of the latest completed checkpoint.',
+  },
   restarts: { name: 'weir_restarts_total', type: 'counter', help: 'Restarts of the job after a failure.' },
   warnings: { name: 'weir_warnings_total', type: 'counter', help: 'Warnings the job reported.' },
   up: { name: 'weir_job_running', type: 'gauge', help: '1 while the job runs or restarts, 0 once it ended.' },
@@ -52,6 +62,41 @@ export const METRICS = {
     name: 'weir_task_input_watermark_milliseconds',
     type: 'gauge',
     help: "A subtask's input watermark (event time, ms since the epoch of the job's timestamps).",
+  },
+  eventTimeLag: {
+    name: 'weir_task_event_time_lag_seconds',
+    type: 'gauge',
+    help: "Wall clock at the sample minus a subtask's input watermark (meaningful for epoch-ms timestamps).",
+  },
+  idle: {
+    name: 'weir_task_idle_seconds_total',
+    type: 'counter',
+    help: "Time a subtask's thread was parked with nothing to do (no input, waiting for async requests).",
+  },
+  backpressured: {
+    name: 'weir_task_backpressured_seconds_total',
+    type: 'counter',
+    help: "Time a subtask's thread was parked because an output ring was full (its consumer is slower).",
+  },
+  outputFill: {
+    name: 'weir_task_output_ring_fill_ratio',
+    type: 'gauge',
+    help: "Share in use of a subtask's fullest output ring (1 while records wait for room).",
+  },
+  inputFill: {
+    name: 'weir_task_input_ring_fill_ratio',
+    type: 'gauge',
+    help: "Share in use of a subtask's fullest input ring.",
+  },
+  sourceLagRecords: {
+    name: 'weir_source_lag_records',
+    type: 'gauge',
+    help: 'Records a source subtask has not read yet (log offsets, JetStream messages behind the end).',
+  },
+  sourceLagBytes: {
+    name: 'weir_source_lag_bytes',
+    type: 'gauge',
+    help: 'Bytes a file source subtask has not read yet (file sizes minus positions).',
   },
 } as const;
 
@@ -72,10 +117,24 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
   };
   for (const t of s.tasks) {
     add('parallelism', { job, task: t.name, task_id: String(t.id) }, t.parallelism);
-    t.watermarks.forEach((w, subtask) => {
-      if (w !== null)
-        add('watermark', { job, task: t.name, task_id: String(t.id), subtask: String(subtask) }, w);
+    const taskLabels = (subtask: number) => ({
+      job,
+      task: t.name,
+      task_id: String(t.id),
+      subtask: String(subtask),
     });
+    t.watermarks.forEach((w, subtask) => {
+      if (w === null) return;
+      add('watermark', taskLabels(subtask), w);
+      if (t.eventTimeLagMs !== null && t.watermark !== null)
+        add('eventTimeLag', taskLabels(subtask), (t.eventTimeLagMs + t.watermark - w) / 1000);
+    });
+    for (const l of t.load.subtasks) {
+      add('idle', taskLabels(l.subtask), l.idleSeconds);
+      add('backpressured', taskLabels(l.subtask), l.backpressuredSeconds);
+      if (l.outputFill !== null) add('outputFill', taskLabels(l.subtask), l.outputFill);
+      if (l.inputFill !== null) add('inputFill', taskLabels(l.subtask), l.inputFill);
+    }
     for (const op of t.operators) {
       for (const st of op.subtasks) {
         const labels = { job, operator: op.name, operator_id: String(op.id), subtask: String(st.subtask) };
@@ -83,6 +142,12 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
         add('recordsOut', labels, st.recordsOut);
         for (const [counter, v] of Object.entries(st.counters))
           add('operatorCounter', { ...labels, counter }, v);
+        if (st.sourceLag)
+          add(
+            st.sourceLag.unit === 'bytes' ? 'sourceLagBytes' : 'sourceLagRecords',
+            labels,
+            st.sourceLag.value,
+          );
       }
     }
   }
@@ -93,6 +158,8 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
   if (last) {
     add('checkpointSize', { job }, last.bytes);
     add('checkpointAlignment', { job }, last.maxAlignmentDurationMs / 1000);
+    add('checkpointSync', { job }, last.maxSyncDurationMs / 1000);
+    add('checkpointAsync', { job }, last.maxAsyncDurationMs / 1000);
   }
   add('restarts', { job }, s.restarts.count);
   add('warnings', { job }, s.warnings.count);

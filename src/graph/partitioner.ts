@@ -79,6 +79,11 @@ export class HashPartitioner implements Partitioner {
   /** The keyed operator, named in key errors. */
   readonly #operatorName: string;
   readonly #plainOperatorName: string;
+  /**
+   * The key group of the record of the last {@link select} call, which the record writer sends
+   * along with the record so the keyed consumer does not hash the key again.
+   */
+  lastKeyGroup = -1;
   constructor(
     keySelector: KeySelector<any, any>,
     consumerParallelism: number,
@@ -95,6 +100,7 @@ export class HashPartitioner implements Partitioner {
   select(record: unknown): number {
     const key = synchronousResult(this.#keySelector(record), this.#plainOperatorName, 'key selector');
     const keyGroup = assignToKeyGroup(key, this.#maxParallelism, this.#operatorName);
+    this.lastKeyGroup = keyGroup;
     return operatorIndexForKeyGroup(this.#maxParallelism, this.#consumers, keyGroup);
   }
 }

@@ -101,8 +101,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   /** Sets the key every handle reads and writes; computes its key group once per key switch. */
-  setCurrentKey(key: unknown): void {
-    this.#core.setCurrentKey(key);
+  setCurrentKey(key: unknown, knownKeyGroup = -1): void {
+    this.#core.setCurrentKey(key, knownKeyGroup);
   }
 
   /** The current key (undefined before the first `setCurrentKey`). */

@@ -132,14 +132,15 @@ export class HeapStateCore implements KeyedStateCore {
 
   /**
    * Sets the key that state handles read and write. Computes the key's group once per key
-   * switch. Cost: a string/number hash; composite keys build their canonical string twice.
+   * switch. Cost: a string/number hash (none when `knownKeyGroup`, the producer's partitioner's
+   * group, is given: see `setCurrentKeyFields`); composite keys build their canonical string twice.
    * Throws KeyNotSerializableError or KeyGroupOutOfRangeError (the key is left unset then).
    */
-  setCurrentKey(key: unknown): void {
+  setCurrentKey(key: unknown, knownKeyGroup = -1): void {
     // Primitives compare by value; objects are re-hashed every time (they may have been mutated).
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
     this.keyStamp++;
-    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName);
+    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName, knownKeyGroup);
   }
 
   /** Forgets every table's cached entry; call after changing tables other than through this core. */

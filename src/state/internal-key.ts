@@ -81,6 +81,13 @@ export interface CurrentKeyFields {
  * no key set. A string not starting with U+0000 — the common key — is resolved inline: it is its
  * own internal key and hashes as `hashKey` does (measured 47 → 33 ns per key switch); a group out
  * of range takes the general path, which throws.
+ *
+ * `knownKeyGroup` (≥ 0) is the key's group as the producer's hash partitioner computed it, carried
+ * with the record in the channel (a `key-groups` frame): for a string or number key it replaces the
+ * hash. Both ends compute `assignToKeyGroup` of the same key selector over equal values with the
+ * same maxParallelism, so it is the group the hash would give. Composite keys ignore it and hash
+ * (their canonical string is needed for the internal key anyway, and a decoded copy is where a
+ * difference would show); a known group outside `range` also takes the hashing path.
  */
 export function setCurrentKeyFields(
   target: CurrentKeyFields,
@@ -88,16 +95,28 @@ export function setCurrentKeyFields(
   maxParallelism: number,
   range: KeyGroupRange,
   operatorName: string,
+  knownKeyGroup = -1,
 ): void {
   target.groupIndex = -1;
   if (typeof key === 'string' && (key.length === 0 || key.charCodeAt(0) !== 0)) {
-    const keyGroup = hashString(key) % maxParallelism;
+    const keyGroup = knownKeyGroup >= 0 ? knownKeyGroup : hashString(key) % maxParallelism;
     if (keyGroup >= range.start && keyGroup <= range.end) {
       target.currentKey = key;
       target.internalKey = key;
       target.groupIndex = keyGroup - range.start;
       return;
     }
+  }
+  if (
+    knownKeyGroup >= range.start &&
+    knownKeyGroup <= range.end &&
+    typeof key === 'number' &&
+    !Number.isNaN(key)
+  ) {
+    target.currentKey = key;
+    target.internalKey = key;
+    target.groupIndex = knownKeyGroup - range.start;
+    return;
   }
   const internalKey = internalKeyOf(key, operatorName);
   const groupIndex = ownedGroupIndexOf(key, maxParallelism, range, operatorName);

@@ -46,7 +46,11 @@ export interface KeyedStateBackendSnapshot {
 export interface KeyedStateBackend extends KeyedStateStore {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
-  setCurrentKey(key: unknown): void;
+  /**
+   * Scopes state access to `key`. `knownKeyGroup` (≥ 0): the key's group as the producer's hash
+   * partitioner computed it, used instead of hashing a string or number key again.
+   */
+  setCurrentKey(key: unknown, knownKeyGroup?: number): void;
   readonly currentKey: unknown;
   /** The current key's key group, or −1 before the first `setCurrentKey`. */
   readonly currentKeyGroup: number;

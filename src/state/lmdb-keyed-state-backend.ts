@@ -139,9 +139,9 @@ export class LmdbKeyedStateBackend implements KeyedStateBackend {
     );
   }
 
-  setCurrentKey(key: unknown): void {
+  setCurrentKey(key: unknown, knownKeyGroup = -1): void {
     this.#checkOpen();
-    this.#core.setCurrentKey(key);
+    this.#core.setCurrentKey(key, knownKeyGroup);
   }
 
   get currentKey(): unknown {

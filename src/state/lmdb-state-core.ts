@@ -129,13 +129,13 @@ export class LmdbStateCore implements KeyedStateCore {
   }
 
   /** As the heap core's; between records it also bounds the cache and the write backlog. */
-  setCurrentKey(key: unknown): void {
+  setCurrentKey(key: unknown, knownKeyGroup = -1): void {
     if (this.#pending.length >= this.maxPendingWrites || this.#cached >= this.maxCachedEntries) {
       this.flush();
       if (this.#cached >= this.maxCachedEntries) this.#dropCache();
     }
     if (this.groupIndex >= 0 && key === this.currentKey && typeof key !== 'object') return;
-    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName);
+    setCurrentKeyFields(this, key, this.maxParallelism, this.range, this.operatorName, knownKeyGroup);
   }
 
   table(name: string, kind: StateKind): StateTable {

@@ -71,7 +71,7 @@ export function createKeyedBackendFactory(
 
 function adapt(backend: KeyedStateBackend, chain: IncrementalChain | null): KeyedBackend {
   return {
-    setCurrentKey: (key) => backend.setCurrentKey(key),
+    setCurrentKey: (key, knownKeyGroup) => backend.setCurrentKey(key, knownKeyGroup),
     get currentKey() {
       return backend.currentKey;
     },

@@ -12,6 +12,7 @@ import { assertNever } from '../channels/frame.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import type { BusyMarker } from './busy-marker.js';
+import { armFault, type InjectedFault } from './fault-injection.js';
 import { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
 import { IntervalJoinOperator } from './operators/interval-join-operator.js';
@@ -47,6 +48,8 @@ export interface ChainEnvironment {
   sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;
   /** Stuck-task watchdog: chained hops record which operator runs (null: no watchdog). */
   readonly busy?: BusyMarker | null;
+  /** Failures to inject (`weir verify`); absent or empty: none. */
+  readonly faults?: readonly InjectedFault[];
   /** The job's logger for one operator's connector code (records carry `operator`); absent: none. */
   logger?(operatorName: string): Logger;
 }
@@ -135,6 +138,9 @@ export class OperatorChain {
         operatorName: op.name,
       };
       const operator = createOperator(op.nodeId, op.name, op.uid, op.spec, ctx, out, env, sideOutputs);
+      if (env.faults !== undefined && env.faults.length > 0) {
+        armFault(operator, env.faults, { ...env, restored: env.restoredOperatorState(op.uid) !== undefined });
+      }
       operator.watermarkOutput =
         watermarkTargets.length === 1 ? watermarkTargets[0] : new FanWatermarkOutput(watermarkTargets);
       byNode.set(op.nodeId, operator);

@@ -40,7 +40,14 @@ import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
 import type { OperatorSnapshot } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
-import type { OperatorMetrics, TaskCheckpointConfig, TaskControl, TaskEvent } from './task-deployment.js';
+import type {
+  OperatorMetrics,
+  TaskCheckpointConfig,
+  TaskControl,
+  TaskEvent,
+  TaskLoadMetrics,
+} from './task-deployment.js';
+import { TaskTimeMeter } from './task-time-meter.js';
 import type { TaskTime } from './timers/task-time.js';
 import { WatermarkValve } from './timers/watermark-valve.js';
 import { Wakeup } from './wakeup.js';
@@ -62,6 +69,12 @@ export interface TaskInputGate {
   waitAsync(timeoutMs?: number): Promise<void>;
   wake(): void;
   close(): void;
+  /** Buffer debloating: on when non-null (optional: test gates leave it out). */
+  readonly debloat?: unknown;
+  /** Ring limits the gate published (buffer debloating). */
+  readonly debloatStats?: { readonly published: number };
+  /** Share in use of the fullest input ring, read for metrics; absent: not reported. */
+  fillRatio?(): number;
 }
 
 /** What the task needs from each output channel (src/channels). */
@@ -74,6 +87,8 @@ export interface TaskOutputChannel {
   /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
   interruptWait?(): void;
   close(): void;
+  /** Share of the ring in use (1 while backlogged), read for metrics; absent: not reported. */
+  readonly fillRatio?: number;
 }
 
 /** Routes control frames to the aligning or tracking handler (src/worker/barrier). */
@@ -160,6 +175,8 @@ export class StreamTask implements BarrierHandlerActions {
   readonly #valve: WatermarkValve | null;
   /** The chain's async operators (mapAsync); empty for most tasks, then every check is free. */
   readonly #asyncOps: readonly AsyncWaitOperator[];
+  /** Idle and backpressured time of this thread (task-time-meter.ts): clock reads per park only. */
+  readonly #time = new TaskTimeMeter();
 
   constructor(options: StreamTaskOptions) {
     this.#o = options;
@@ -199,15 +216,34 @@ export class StreamTask implements BarrierHandlerActions {
   };
 
   #metrics(): OperatorMetrics[] {
-    const { chain } = this.#o;
+    const { chain, gate } = this.#o;
     return chain.operators.map((op, i) => ({
       nodeId: op.nodeId,
       name: op.name,
       recordsIn: op.recordsIn,
       recordsOut: chain.outputs[i].count,
-      counters: op.counters(),
+      counters:
+        i === 0 && gate?.debloat && gate.debloatStats
+          ? // The chain head reports its input gate's debloating: how often it set new ring limits.
+            { ...op.counters(), debloatLimitsPublished: gate.debloatStats.published }
+          : op.counters(),
+      ...(op.sourceLag ? { sourceLag: op.sourceLag() } : {}),
       ...(i === 0 && this.#watermark !== Number.NEGATIVE_INFINITY ? { inputWatermark: this.#watermark } : {}),
+      ...(i === 0 ? { load: this.#load() } : {}),
     }));
+  }
+
+  /** The task's time split and ring fill, read now (O(channels) atomic loads). */
+  #load(): TaskLoadMetrics {
+    let outputFill: number | undefined;
+    for (const w of this.#o.outputs)
+      if (w.fillRatio !== undefined) outputFill = Math.max(outputFill ?? 0, w.fillRatio);
+    const inputFill = this.#o.gate?.fillRatio?.();
+    return {
+      ...this.#time.read(),
+      ...(outputFill !== undefined ? { outputFill } : {}),
+      ...(inputFill !== undefined ? { inputFill } : {}),
+    };
   }
 
   #enqueue(c: Command): void {
@@ -269,7 +305,9 @@ export class StreamTask implements BarrierHandlerActions {
         this.#flushOutputs();
         // The reader's own wake-up (e.g. an append to the log it reads) cuts the sleep short.
         r.wake?.then(() => this.#wakeup.wake());
+        this.#time.park('idle');
         await this.#wakeup.sleep(Math.min(r.ms, this.#msUntilDeadline()));
+        this.#time.unpark();
         lastYield = performance.now();
         continue;
       }
@@ -332,7 +370,11 @@ export class StreamTask implements BarrierHandlerActions {
         // Idle: publish partial batches so latency stays low without a timer.
         this.#flushOutputs();
         if (this.#anyBacklogged()) await this.#awaitCapacity();
-        else await gate.waitAsync(this.#msUntilDeadline());
+        else {
+          this.#time.park('idle');
+          await gate.waitAsync(this.#msUntilDeadline());
+          this.#time.unpark();
+        }
         lastYield = performance.now();
         continue;
       }
@@ -346,15 +388,21 @@ export class StreamTask implements BarrierHandlerActions {
           // Busy marks per batch, not per record (busy-marker.ts). A throw leaves the slot busy:
           // the task fails, and the scheduler stops the watchdog before it could misreport.
           busy?.enter();
+          // Key groups come with records from a hash partitioner (keyed heads use them: no rehash).
+          const keyGroups = frame.keyGroups;
           if (timestamped[channelIndex] === true) {
             for (let i = 0; i < records.length; i++) {
               const envelope = records[i] as [number | null, unknown];
               time.timestamp = envelope[0] ?? undefined;
-              head.processElement(envelope[1], input);
+              head.processElement(envelope[1], input, keyGroups === undefined ? -1 : keyGroups[i]);
             }
           } else {
             time.timestamp = undefined;
-            for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+            if (keyGroups === undefined) {
+              for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+            } else {
+              for (let i = 0; i < records.length; i++) head.processElement(records[i], input, keyGroups[i]);
+            }
           }
           busy?.exit();
           break;
@@ -407,7 +455,9 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
+      this.#time.park('idle');
       await this.#wakeup.sleep(1000);
+      this.#time.unpark();
     }
   }
 
@@ -430,7 +480,9 @@ export class StreamTask implements BarrierHandlerActions {
     for (;;) {
       this.#drainCommands();
       if (done) return;
+      this.#time.park('idle');
       await this.#wakeup.sleep(1000);
+      this.#time.unpark();
     }
   }
 
@@ -482,7 +534,12 @@ export class StreamTask implements BarrierHandlerActions {
       this.#flushOutputs();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       // Capped: a Wakeup timer of Infinity would fire at once (Node clamps it to 1 ms).
-      else await this.#wakeup.sleep(Math.min(this.#msUntilDeadline(), ASYNC_PARK_MAX_MS));
+      else {
+        // Waiting for requests in flight counts as idle: the thread has nothing to run.
+        this.#time.park('idle');
+        await this.#wakeup.sleep(Math.min(this.#msUntilDeadline(), ASYNC_PARK_MAX_MS));
+        this.#time.unpark();
+      }
       this.#drainCommands();
       this.#fireProcessingTime();
     }
@@ -708,7 +765,12 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
-        await w.waitForCapacity();
+        this.#time.park('backpressured');
+        try {
+          await w.waitForCapacity();
+        } finally {
+          this.#time.unpark();
+        }
       }
     }
   }
@@ -732,7 +794,12 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
-        await w.waitForCapacity();
+        this.#time.park('backpressured');
+        try {
+          await w.waitForCapacity();
+        } finally {
+          this.#time.unpark();
+        }
       }
     }
   }

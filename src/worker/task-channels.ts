@@ -7,19 +7,37 @@
 import { ChannelWriter } from '../channels/channel-writer.js';
 import { InputGate } from '../channels/input-gate.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
-import { ALL_CONSUMERS, createPartitionerFor, type Partitioner } from '../graph/partitioner.js';
+import {
+  ALL_CONSUMERS,
+  createPartitionerFor,
+  HashPartitioner,
+  type Partitioner,
+} from '../graph/partitioner.js';
 import type { Output } from './operators/stream-operator.js';
 import type { TaskDeployment } from './task-deployment.js';
 
-/** Routes records of one edge to its channels. Broadcast writes (and encodes) once per channel. */
+/**
+ * Routes records of one edge to its channels. Broadcast writes (and encodes) once per channel. On a
+ * hash edge each record goes with the key group the partitioner computed for it (the keyed
+ * consumer then does not hash the key again).
+ */
 class RecordWriter implements Output {
+  readonly #hash: HashPartitioner | null;
   constructor(
     readonly writers: readonly ChannelWriter[],
     readonly partitioner: Partitioner | null,
-  ) {}
+  ) {
+    this.#hash = partitioner instanceof HashPartitioner ? partitioner : null;
+  }
   collect(value: unknown): void {
     if (this.partitioner === null) {
       this.writers[0].write(value);
+      return;
+    }
+    const hash = this.#hash;
+    if (hash !== null) {
+      const target = hash.select(value);
+      this.writers[target].write(value, hash.lastKeyGroup);
       return;
     }
     const target = this.partitioner.select(value);
@@ -43,6 +61,7 @@ export function openTaskChannels(d: TaskDeployment, plan: ExecutionPlan, vertex:
       ? new InputGate(
           d.inputs.map((i) => i.ring),
           d.doorbell,
+          { debloat: d.channelOptions.debloat },
         )
       : null;
   const outputs: ChannelWriter[] = [];

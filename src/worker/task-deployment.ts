@@ -6,11 +6,13 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import type { LogLevel } from '../api/logger.js';
-import type { CheckpointingMode } from '../api/source.js';
+import type { CheckpointingMode, SourceLag } from '../api/source.js';
+import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
+import type { InjectedFault } from './fault-injection.js';
 import type { TaskFailureDescription } from './task-failure-description.js';
 
 export interface InputChannelDeployment {
@@ -73,6 +75,8 @@ export interface TaskDeployment {
   /** Parent directory of lmdb state environments (created and removed by the main thread). */
   readonly stateDir?: string;
   readonly restore: TaskRestoreState | null;
+  /** Failures to inject (`weir verify`); the task arms those of its attempt. */
+  readonly faultInjection: readonly InjectedFault[];
   /** The task's busy slot for the stuck-task watchdog (worker/busy-marker.ts); null: no watchdog. */
   readonly busy: { readonly buffer: SharedArrayBuffer; readonly slot: number } | null;
   /** Batch options; from job options. */
@@ -81,6 +85,8 @@ export interface TaskDeployment {
     readonly batchBytes: number;
     /** Shape codec for one-shape batches (false: msgpack only). */
     readonly shapeBatches: boolean;
+    /** Buffer debloating of the input gate; null = off. */
+    readonly debloat: BufferDebloatOptions | null;
   };
 }
 
@@ -96,6 +102,22 @@ export interface OperatorMetrics {
    * once one arrived. Read when sampled: no per-record cost.
    */
   readonly inputWatermark?: number;
+  /** The task's time split and ring fill, on the chain head (one per task). Read when sampled. */
+  readonly load?: TaskLoadMetrics;
+  /** How far a source is behind the end of what it reads (see `SourceReader.lag`), when known. */
+  readonly sourceLag?: SourceLag;
+}
+
+/** Where a task's thread spent its time (cumulative, this attempt) and how full its rings are. */
+export interface TaskLoadMetrics {
+  /** Parked with nothing to do: no input, nothing to read, waiting for async requests. */
+  readonly idleMs: number;
+  /** Parked because an output ring was full (its consumer is slower). */
+  readonly backpressuredMs: number;
+  /** Share in use of the fullest output ring, 1 while frames wait for room; absent without outputs. */
+  readonly outputFill?: number;
+  /** Share in use of the fullest input ring; absent for sources. */
+  readonly inputFill?: number;
 }
 
 export interface TaskCheckpointMetrics {

@@ -107,6 +107,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       time,
       createKeyedBackend: keyedBackends.create,
       busy,
+      faults: d.faultInjection,
       logger: (operatorName) => taskLogger(post, { operator: operatorName }),
       restoredOperatorState: (uid) => (d.restore ? (d.restore.operatorState[uid] ?? []) : undefined),
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({

@@ -8,7 +8,9 @@
  * (c) at-least-once publishes through: nothing missing after a throw;
  * (d) a subject no stream captures fails with a typed error naming the subject;
  * (e) `weir run` killed with SIGKILL after messages were committed, rerun with --restore latest:
- *     the stream holds every message exactly once (restored commits de-duplicated by id).
+ *     the stream holds every message exactly once (restored commits de-duplicated by id);
+ * (f) every connection to the server dropped mid-run (an in-test TCP proxy) once messages were
+ *     committed, and accepted again: the stream holds every message exactly once.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
 import { expectExactRunningSums, expectedSums, fixture, type RunningSum } from './helpers.js';
+import { tcpProxy } from './tcp-proxy.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
 const N = 20_000;
@@ -74,6 +77,9 @@ describe('sinks.jetstream end to end', () => {
         source: 'sequence',
         sink: 'jetstream',
         servers: SERVERS,
+        // The injected throw waits for two source snapshots; at the fixture's default 20 000
+        // records/s the input (1 s at p=1) ended before them under heavy load: no restart at all.
+        rate: '5000',
         ...args,
       },
     });
@@ -180,5 +186,48 @@ describe('sinks.jetstream end to end', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
+
+  it('(f) every connection dropped mid-run and accepted again: every message once', async () => {
+    const stream = await outputStream();
+    const jsm = await jetstreamManager(nc);
+    const proxy = await tcpProxy(4222);
+    try {
+      const client = await startJob(fixture('service-pipelines.mjs'), {
+        parallelism: 2,
+        restartStrategy: { type: 'fixed-delay', attempts: 5, delay: 0 },
+        checkpointing: { interval: 100, mode: 'exactly-once' },
+        args: {
+          n: String(N),
+          keys: String(KEYS),
+          source: 'sequence',
+          sink: 'jetstream',
+          servers: `nats://127.0.0.1:${proxy.port}`,
+          subject: `${stream}.sums`,
+          rate: '5000',
+        },
+      });
+      // Cut once messages were committed, so later commits straddle the cut.
+      let cut = false;
+      let acceptedAtCut = 0;
+      let looking = false;
+      client.on('checkpoint', () => {
+        if (cut || looking) return;
+        looking = true;
+        void jsm.streams.info(stream).then((info) => {
+          looking = false;
+          if (info.state.messages === 0 || cut) return;
+          cut = true;
+          acceptedAtCut = proxy.accepted;
+          void proxy.cut().then(() => proxy.restore());
+        });
+      });
+      await client.done;
+      expect(cut).toBe(true);
+      expect(proxy.accepted).toBeGreaterThan(acceptedAtCut); // connected again after the cut
+      expectExact(await readAll<Sum>(stream), N);
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
 });

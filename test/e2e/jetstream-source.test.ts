@@ -8,7 +8,10 @@
  *     positions left;
  * (c) a missing stream is a typed error naming it; bounded mode ends;
  * (d) the connection to the server dropped mid-run (in-test TCP proxy): the reader recovers
- *     (client reconnect, or task failure and restore) and the output is exact.
+ *     (client reconnect, or task failure and restore) and the output is exact;
+ * (e) `weir run` (JetStream -> PostgreSQL) killed with SIGKILL once rows were committed, rerun
+ *     with --restore latest: the rows are exact (each split re-read from its checkpointed
+ *     sequence; a re-read from the start would insert duplicate rows).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +21,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
+import { ROOT, weir } from './cli-process.js';
 import { expectExactRunningSums, fixture, type RunningSum } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
@@ -184,7 +188,7 @@ describe('sources.jetstream end to end', () => {
     expect(emitted).toBeGreaterThan(0);
     expect(emitted).toBeLessThan(N);
     expectExact(await rows(), N);
-  });
+  }, 180_000);
 
   it('(c) a missing stream is a typed error naming it', async () => {
     const stream = `weir_test_missing_${process.pid}_${Date.now()}`;
@@ -231,4 +235,50 @@ describe('sources.jetstream end to end', () => {
       await proxy.close();
     }
   });
+
+  it('(e) weir run killed with SIGKILL, then --restore latest: rows exact', async () => {
+    const { stream, subjects } = await inputStream();
+    const dir = mkdtempSync(join(tmpdir(), 'weir-js-src-kill-'));
+    dirs.push(dir);
+    const table = `weir_test_js_kill_${process.pid}_${Date.now()}`;
+    tables.push(table);
+    await db.query(
+      `CREATE TABLE ${table} (key integer NOT NULL, sum bigint NOT NULL, count integer NOT NULL)`,
+    );
+    const rows = async (): Promise<Sum[]> =>
+      (
+        await db.query<{ key: number; sum: string; count: number }>(`SELECT key, sum, count FROM ${table}`)
+      ).rows.map((x) => ({ key: x.key, sum: Number(x.sum), count: x.count }));
+    const args = ['run', join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
+    args.push('--checkpoint-interval', '100', '--checkpoint-dir', join(dir, 'ckpt'), '--verbose');
+    for (const [k, v] of Object.entries({
+      n: String(N),
+      keys: String(KEYS),
+      servers: SERVERS,
+      source: 'jetstream',
+      sink: 'postgres',
+      connection: PG,
+      table,
+      stream,
+      subjects,
+      rate: '5000',
+    }))
+      args.push('--arg', `${k}=${v}`);
+    const first = weir(args);
+    // Kill once some rows were committed (each line of stderr is a chance to look).
+    while ((await rows()).length === 0) {
+      expect(first.child.exitCode).toBe(null);
+      await first.next();
+    }
+    first.child.kill('SIGKILL');
+    expect(await first.exit).toBe(null);
+    const before = (await rows()).length;
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(N);
+
+    const second = weir([...args, '--restore', 'latest']);
+    expect(await second.exit).toBe(0);
+    expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+    expectExact(await rows(), N);
+  }, 180_000);
 });

@@ -101,7 +101,9 @@ describe('sinks.postgres end to end', () => {
   it('(b) exactly-once upsert, p=2, a throw after a checkpoint: one exact row per key', async () => {
     const name = await table(true);
     const { result } = await run(
-      { table: name, failure: 'throw', upsert: '1' },
+      // 5 000 records/s: the injected throw waits for two source snapshots, which under heavy
+      // load did not come before the default rate's 1.5 s of input ended (no restart at all).
+      { table: name, failure: 'throw', upsert: '1', rate: '5000' },
       { parallelism: 2, checkpointing: { interval: 100, mode: 'exactly-once' } },
     );
     expect(result.restarts).toBe(1);

@@ -4,12 +4,22 @@
  * (a) a bounded Redis stream -> keyed running sum -> sinks.redisStream, exactly-once, a throw after
  *     a checkpoint: the output stream holds every (key, count) exactly once, final sums exact;
  * (b) a commit repeated with the same committable appends nothing the second time (Lua + marker);
- * (c) a missing input stream is a typed error naming it.
+ * (c) a missing input stream is a typed error naming it;
+ * (d) `weir run` (source and sink Redis) killed with SIGKILL once entries were committed, rerun with
+ *     --restore latest: the output holds every (key, count) exactly once (the source re-read from
+ *     its checkpointed entry ID, the sink's restored commits skipped by their marker);
+ * (e) every connection to Redis dropped mid-run (an in-test TCP proxy, source and sink behind
+ *     it) and accepted again: the output is exact.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sinks, startJob } from '../../dist/index.js';
+import { ROOT, weir } from './cli-process.js';
 import { expectedSums, finalByKey, fixture } from './helpers.js';
+import { tcpProxy } from './tcp-proxy.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const N = 20_000;
@@ -43,15 +53,30 @@ describe('Redis stream connectors end to end', () => {
     return entries.map(([, fields]) => JSON.parse(fields[1]) as T);
   }
 
-  it('(a) bounded source -> running sum -> sink, exactly-once, p=2, a throw after a checkpoint: exact', async () => {
+  /** A fresh input stream holding { key, value } for value 0..N-1. */
+  async function inputStream(): Promise<string> {
     const input = key();
-    const out = key();
     for (let from = 0; from < N; from += 1000) {
       const p = redis.pipeline();
       for (let v = from; v < from + 1000; v++)
         p.xadd(input, '*', 'data', JSON.stringify({ key: v % KEYS, value: v }));
       await p.exec();
     }
+    return input;
+  }
+
+  /** The output stream holds every running sum exactly once and the exact final sums. */
+  async function expectExactOutput(out: string): Promise<void> {
+    const sums = await readAll<Sum>(out);
+    expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
+    expect(sums).toHaveLength(N);
+    const finals = finalByKey(sums, (s) => s.count);
+    for (const [k, e] of expectedSums(N, KEYS)) expect(finals.get(k)).toEqual({ key: k, ...e });
+  }
+
+  it('(a) bounded source -> running sum -> sink, exactly-once, p=2, a throw after a checkpoint: exact', async () => {
+    const input = await inputStream();
+    const out = key();
     const client = await startJob(fixture('service-pipelines.mjs'), {
       parallelism: 2,
       restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
@@ -69,11 +94,7 @@ describe('Redis stream connectors end to end', () => {
     });
     const result = await client.done;
     expect(result.restarts).toBe(1);
-    const sums = await readAll<Sum>(out);
-    expect(sums).toHaveLength(N);
-    expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(N);
-    const finals = finalByKey(sums, (s) => s.count);
-    for (const [k, e] of expectedSums(N, KEYS)) expect(finals.get(k)).toEqual({ key: k, ...e });
+    await expectExactOutput(out);
   });
 
   it('(b) a repeated commit appends nothing twice', async () => {
@@ -116,4 +137,79 @@ describe('Redis stream connectors end to end', () => {
       new RegExp(`redis stream "${input}": the stream does not exist`),
     );
   });
+
+  it('(d) weir run killed with SIGKILL, then --restore latest: every entry once', async () => {
+    const input = await inputStream();
+    const out = key();
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-rs-kill-'));
+    try {
+      const args = ['run', path.join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
+      args.push('--checkpoint-interval', '100', '--checkpoint-dir', path.join(dir, 'ckpt'), '--verbose');
+      const jobArgs = { n: String(N), keys: String(KEYS), source: 'redis', sink: 'redis', url: URL };
+      for (const [k, v] of Object.entries({ ...jobArgs, stream: input, out, rate: '5000' }))
+        args.push('--arg', `${k}=${v}`);
+      const first = weir(args);
+      // Kill once some entries were committed (each line of stderr is a chance to look).
+      while ((await redis.xlen(out)) === 0) {
+        expect(first.child.exitCode).toBe(null);
+        await first.next();
+      }
+      first.child.kill('SIGKILL');
+      expect(await first.exit).toBe(null);
+      const before = await redis.xlen(out);
+      expect(before).toBeGreaterThan(0);
+      expect(before).toBeLessThan(N);
+
+      const second = weir([...args, '--restore', 'latest']);
+      expect(await second.exit).toBe(0);
+      expect(second.stderr).toMatch(/restored from checkpoint \d+/);
+      await expectExactOutput(out);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('(e) every connection to Redis dropped mid-run and accepted again: exact', async () => {
+    const input = await inputStream();
+    const out = key();
+    const proxy = await tcpProxy(6379);
+    try {
+      const client = await startJob(fixture('service-pipelines.mjs'), {
+        parallelism: 2,
+        restartStrategy: { type: 'fixed-delay', attempts: 5, delay: 0 },
+        checkpointing: { interval: 100, mode: 'exactly-once' },
+        args: {
+          n: String(N),
+          keys: String(KEYS),
+          source: 'redis',
+          sink: 'redis',
+          url: `redis://127.0.0.1:${proxy.port}`,
+          stream: input,
+          out,
+          rate: '10000',
+        },
+      });
+      // Cut once entries were committed (so a commit and the source's reads straddle the cut).
+      let cut = false;
+      let acceptedAtCut = 0;
+      let looking = false;
+      client.on('checkpoint', () => {
+        if (cut || looking) return;
+        looking = true;
+        void redis.xlen(out).then((n) => {
+          looking = false;
+          if (n === 0 || cut) return;
+          cut = true;
+          acceptedAtCut = proxy.accepted;
+          void proxy.cut().then(() => proxy.restore());
+        });
+      });
+      await client.done;
+      expect(cut).toBe(true);
+      expect(proxy.accepted).toBeGreaterThan(acceptedAtCut); // connected again after the cut
+      await expectExactOutput(out);
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
 });

@@ -71,6 +71,22 @@ describe('unaligned checkpoints', () => {
     }
   }
 
+  it('with debloated rings behind a slow consumer: exact output after a failure', async () => {
+    const { result, sums } = await run(
+      { failure: 'exit', slowEvery: '3' },
+      {
+        parallelism: 2,
+        checkpointing: { interval: 50, mode: 'exactly-once', unaligned: true },
+        channels: { ringBytes: 8192, debloat: { targetMs: 2, periodMs: 10, minBytes: 1024 } },
+      },
+    );
+    expect(result.restarts).toBe(1);
+    expect(result.checkpoints.length).toBeGreaterThan(0);
+    expectExact(sums);
+    const published = result.metrics.operators.map((o) => o.counters?.debloatLimitsPublished ?? 0);
+    expect(published.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  }, 180_000);
+
   it('with the lmdb backend and incremental checkpoints: exact output after a failure', async () => {
     const { result, sums } = await run(
       { failure: 'throw', slowEvery: '3' },

@@ -7,8 +7,11 @@ import type { KeyedStateStore } from '../../api/functions.js';
 import type { KeyedStateSnapshot } from './stream-operator.js';
 
 export interface KeyedBackend {
-  /** Scopes every state handle to `key`; computes its key group once. */
-  setCurrentKey(key: unknown): void;
+  /**
+   * Scopes every state handle to `key`; computes its key group once, unless `knownKeyGroup` (the
+   * group the producer's hash partitioner computed for this record, ≥ 0) spares the hash.
+   */
+  setCurrentKey(key: unknown, knownKeyGroup?: number): void;
   readonly currentKey: unknown;
   /** Handles scoped to the current key. */
   readonly store: KeyedStateStore;

@@ -125,14 +125,15 @@ export abstract class AbstractKeyedOperator extends AbstractStreamOperator {
   override close(): void {
     this.backend.dispose();
   }
-  protected setKey(selector: KeySelector<unknown, unknown>, value: unknown): void {
+  /** `keyGroup` (≥ 0): the record's key group from its frame, spares the hash (KeyedBackend). */
+  protected setKey(selector: KeySelector<unknown, unknown>, value: unknown, keyGroup = -1): void {
     let key: unknown;
     try {
       key = synchronousResult(selector(value), this.name, 'key selector');
     } catch (e) {
       throw userCodeError(this.name, e);
     }
-    this.backend.setCurrentKey(key);
+    this.backend.setCurrentKey(key, keyGroup);
   }
 }
 
@@ -166,9 +167,9 @@ export class KeyedProcessOperator extends AbstractKeyedOperator {
     this.#keyedCtx = keyedContext(ctx, backend, time, timerServiceView(this.#timers));
     this.#timerCtx = onTimerContext(this.#keyedCtx, () => this.#domain);
   }
-  processElement(value: unknown): void {
+  processElement(value: unknown, _inputIndex: 0 | 1 = 0, keyGroup = -1): void {
     this.recordsIn++;
-    this.setKey(this.keySelector, value);
+    this.setKey(this.keySelector, value, keyGroup);
     try {
       synchronousResult(this.fn(value, this.#keyedCtx, this.out), this.name, 'keyed process function');
     } catch (e) {
@@ -211,9 +212,9 @@ export class KeyedReduceOperator extends AbstractKeyedOperator {
     super(nodeId, name, uid, ctx, out, backend);
     this.#state = backend.store.value('_reduce');
   }
-  processElement(value: unknown): void {
+  processElement(value: unknown, _inputIndex: 0 | 1 = 0, keyGroup = -1): void {
     this.recordsIn++;
-    this.setKey(this.keySelector, value);
+    this.setKey(this.keySelector, value, keyGroup);
     const acc = this.#state.value();
     let next: unknown;
     try {

@@ -10,7 +10,15 @@
 import { isCommittingSink } from '../../api/committing-sink.js';
 import type { RuntimeContext } from '../../api/functions.js';
 import type { Logger } from '../../api/logger.js';
-import type { PollResult, Sink, SinkContext, SinkWriter, Source, SourceReader } from '../../api/source.js';
+import type {
+  PollResult,
+  Sink,
+  SinkContext,
+  SinkWriter,
+  Source,
+  SourceLag,
+  SourceReader,
+} from '../../api/source.js';
 import {
   type DeadLetter,
   type DeadLetterSourceContext,
@@ -183,6 +191,9 @@ export class SourceOperator extends AbstractStreamOperator {
   }
   override counters(): Readonly<Record<string, number>> | undefined {
     return this.reader.metrics?.();
+  }
+  sourceLag(): SourceLag | undefined {
+    return this.reader.lag?.();
   }
   override close(): void {
     try {

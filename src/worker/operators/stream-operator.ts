@@ -5,6 +5,7 @@
  */
 
 import type { RuntimeContext } from '../../api/functions.js';
+import type { SourceLag } from '../../api/source.js';
 import { AsyncUserFunctionError, KeyNotSerializableError } from '../../errors.js';
 import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
 
@@ -71,7 +72,12 @@ export interface StreamOperator {
   readonly uid: string;
   recordsIn: number;
   open(): void;
-  processElement(value: unknown, inputIndex: 0 | 1): void;
+  /**
+   * `keyGroup` (≥ 0, head operators of a keyed task only): the record's key group as the
+   * producer's hash partitioner computed it, carried in the channel; −1 or absent when unknown.
+   * Keyed operators may use it instead of hashing the key again; others ignore it.
+   */
+  processElement(value: unknown, inputIndex: 0 | 1, keyGroup?: number): void;
   /**
    * The operator's input watermark advanced to `timestamp` (already the minimum over its inputs;
    * strictly increasing). Fires what is due, then forwards a watermark downstream.
@@ -89,6 +95,8 @@ export interface StreamOperator {
   close(): void;
   /** Operator-specific counters reported with the task's metrics; undefined when none. */
   counters(): Readonly<Record<string, number>> | undefined;
+  /** A source's lag behind the end of its input (`SourceReader.lag`); absent on other operators. */
+  sourceLag?(): SourceLag | undefined;
   /**
    * Operators with asynchronous work off the task loop (committing sinks): the task binds, before
    * `open()`, the function that fails the task with an error raised outside any call from it.
@@ -120,7 +128,7 @@ export abstract class AbstractStreamOperator implements StreamOperator {
     protected readonly out: Output,
   ) {}
   open(): void {}
-  abstract processElement(value: unknown, inputIndex: 0 | 1): void;
+  abstract processElement(value: unknown, inputIndex: 0 | 1, keyGroup?: number): void;
   /** Stateless operators pass watermarks through unchanged. */
   processWatermark(timestamp: number): void {
     this.watermarkOutput.emitWatermark(timestamp);

@@ -2,7 +2,8 @@
  * The event-time side of a task's network outputs:
  * - {@link TimestampedRecordWriter}: the record writer of a timestamped edge. It partitions on
  *   the record itself and writes the envelope `[timestamp | null, value]`, the timestamp taken
- *   from the task's {@link TaskTime} (the element being emitted). Plain edges keep the plain
+ *   from the task's {@link TaskTime} (the element being emitted); on a hash edge with the
+ *   record's key group, like the plain record writer. Plain edges keep the plain
  *   writer: the envelope costs one small array per record and is only paid with event time.
  * - {@link EdgeWatermarkWriter}: writes a watermark frame to every channel of one edge
  *   (watermarks are broadcast: every consumer takes the minimum over its channels).
@@ -12,13 +13,14 @@
  */
 
 import type { ControlFrame } from '../../channels/frame.js';
-import { ALL_CONSUMERS, type Partitioner } from '../../graph/partitioner.js';
+import { ALL_CONSUMERS, HashPartitioner, type Partitioner } from '../../graph/partitioner.js';
 import type { Output, WatermarkOutput } from '../operators/stream-operator.js';
 import type { TaskTime } from './task-time.js';
 
 /** What these writers need from a channel writer (src/channels/channel-writer.ts). */
 export interface RecordChannel {
-  write(value: unknown): void;
+  /** `keyGroup`: the record's key group on a hash edge (see ChannelWriter.write). */
+  write(value: unknown, keyGroup?: number): void;
   writeControl(frame: ControlFrame): void;
 }
 
@@ -36,7 +38,9 @@ export class TimestampedRecordWriter implements Output {
     }
     const target = this.partitioner.select(value);
     if (target === ALL_CONSUMERS) for (const w of this.writers) w.write(envelope);
-    else this.writers[target].write(envelope);
+    else if (this.partitioner instanceof HashPartitioner) {
+      this.writers[target].write(envelope, this.partitioner.lastKeyGroup);
+    } else this.writers[target].write(envelope);
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Frame } from '../../../src/channels/frame.js';
+import { RING_DATA_OFFSET } from '../../../src/channels/layout.js';
 import { channels, drain, normalize } from './helpers.js';
 
 const frames: Frame[] = [
@@ -52,7 +53,7 @@ describe('every frame kind round-trips through a channel', () => {
     writers[0].write(new Uint8Array([1, 2, 3]));
     writers[0].flush();
     const [got] = drain(gate);
-    new Uint8Array(rings[0]).fill(0, 320, 320 + 256); // scribble over the data region
+    new Uint8Array(rings[0]).fill(0, RING_DATA_OFFSET, RING_DATA_OFFSET + 256); // scribble over the data region
     expect(got.frame.kind === 'records' && Uint8Array.from(got.frame.records[0] as Uint8Array)).toEqual(
       new Uint8Array([1, 2, 3]),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { WRAP_MARKER } from '../../../src/channels/layout.js';
+import { RING_DATA_OFFSET, WRAP_MARKER } from '../../../src/channels/layout.js';
 import { frameBytes, RingBuffer } from '../../../src/channels/ring-buffer.js';
 import { prng } from '../../fixtures/channels/stress-sequence.js';
 
@@ -64,7 +64,7 @@ describe('RingBuffer', () => {
     for (let i = 0; i < 3; i++) writer.tryWrite(1, payload(i, 56));
     for (let i = 0; i < 3; i++) readOne(reader);
     expect(writer.tryWrite(2, payload(9, 120))).toBe(64 + 128);
-    const words = new Int32Array(sab, 320, 64);
+    const words = new Int32Array(sab, RING_DATA_OFFSET, 64);
     expect(words[192 >> 2] >>> 0).toBe(WRAP_MARKER);
     expect(readOne(reader)).toEqual([2, payload(9, 120)]);
     expect(reader.availableBytes()).toBe(0);
@@ -127,7 +127,7 @@ describe('RingBuffer', () => {
   test('canaries detect writes beyond the data region', () => {
     const sab = RingBuffer.allocate(256);
     expect(RingBuffer.canariesIntact(sab)).toBe(true);
-    new Uint8Array(sab)[320 + 256] = 0;
+    new Uint8Array(sab)[RING_DATA_OFFSET + 256] = 0;
     expect(RingBuffer.canariesIntact(sab)).toBe(false);
   });
 });

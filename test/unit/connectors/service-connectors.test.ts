@@ -7,6 +7,7 @@ import {
   jetstreamSource,
 } from '../../../src/connectors/jetstream-source.js';
 import {
+  InsertStatements,
   insertStatement,
   lastPerKey,
   postgres,
@@ -34,6 +35,22 @@ describe('postgres sink statements', () => {
     expect(insertStatement('"t"', ['k'], 1, ['k'])).toBe(
       'INSERT INTO "t" ("k") VALUES ($1) ON CONFLICT ("k") DO NOTHING',
     );
+  });
+  it('names one prepared statement per statement text, reused for the same shape', () => {
+    const statements = new InsertStatements();
+    const a = statements.full('"t"', ['a', 'b'], 2, undefined);
+    expect(a.text).toBe(insertStatement('"t"', ['a', 'b'], 2, undefined));
+    expect(statements.full('"t"', ['a', 'b'], 2, undefined)).toBe(a);
+    const names = [
+      a,
+      statements.full('"t"', ['a', 'b'], 3, undefined),
+      statements.full('"u"', ['a', 'b'], 2, undefined),
+      statements.full('"t"', ['a', 'b'], 2, ['a']),
+      new InsertStatements().full('"t"', ['b', 'a'], 2, undefined),
+    ].map((q) => q.name);
+    expect(new Set(names).size).toBe(names.length);
+    // the same text gets the same name in another instance (names are per text, not per instance)
+    expect(new InsertStatements().full('"t"', ['a', 'b'], 2, undefined).name).toBe(a.name);
   });
   it('stays under 65535 parameters per statement', () => {
     expect(rowsPerStatement(3)).toBe(2000);

@@ -472,6 +472,7 @@ describe('CheckpointCoordinator: manual checkpoints, ids, lifecycle', () => {
         asyncDurationMs: { max: 0, sum: 0 },
         stateSizeBytes: 0,
         acknowledgedTasks: 0,
+        tasks: [],
       },
     });
     t.coordinator.addRecoveredCheckpoints([old(5), old(9)]);

@@ -18,6 +18,7 @@ function checkpoint(checkpointId: number): CompletedCheckpoint {
       asyncDurationMs: { max: 0, sum: 0 },
       stateSizeBytes: 0,
       acknowledgedTasks: 0,
+      tasks: [],
     },
   };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_BUFFER_DEBLOAT } from '../../../src/channels/buffer-debloater.js';
 import { type JobOptions, resolveJobOptions } from '../../../src/coordinator/job-options.js';
 import { InvalidOptionError, UnknownOptionError } from '../../../src/errors.js';
 
@@ -39,6 +40,27 @@ describe('resolveJobOptions: channel options', () => {
     );
     expect(() => resolveJobOptions({ channels: { recordFormat: 'json' as 'auto' } })).toThrow(
       /channels\.recordFormat/,
+    );
+  });
+
+  it('debloat: off by default, true takes the defaults, an object overrides them, bad values are named', () => {
+    expect(resolveJobOptions({}).channels.debloat).toBeNull();
+    expect(resolveJobOptions({ channels: { debloat: false } }).channels.debloat).toBeNull();
+    expect(resolveJobOptions({ channels: { debloat: true } }).channels.debloat).toEqual(
+      DEFAULT_BUFFER_DEBLOAT,
+    );
+    expect(resolveJobOptions({ channels: { debloat: { targetMs: 50 } } }).channels.debloat).toEqual({
+      ...DEFAULT_BUFFER_DEBLOAT,
+      targetMs: 50,
+    });
+    expect(() => resolveJobOptions({ channels: { debloat: { targetMs: -1 } } })).toThrow(
+      /channels\.debloat\.targetMs/,
+    );
+    expect(() => resolveJobOptions({ channels: { debloat: 'on' as unknown as boolean } })).toThrow(
+      InvalidOptionError,
+    );
+    expect(() => resolveJobOptions({ channels: { debloat: { target: 20 } as never } })).toThrow(
+      UnknownOptionError,
     );
   });
 });

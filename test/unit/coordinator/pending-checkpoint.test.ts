@@ -69,6 +69,23 @@ describe('PendingCheckpoint', () => {
         asyncDurationMs: { max: 30, sum: 40 },
         stateSizeBytes: 150,
         acknowledgedTasks: 2,
+        tasks: [
+          {
+            taskKey: 'b',
+            syncDurationMs: 4,
+            asyncDurationMs: 10,
+            alignmentDurationMs: 7,
+            stateSizeBytes: 100,
+            checkpointStartDelayMs: 3,
+          },
+          {
+            taskKey: 'a',
+            syncDurationMs: 2,
+            asyncDurationMs: 30,
+            alignmentDurationMs: 5,
+            stateSizeBytes: 50,
+          },
+        ],
       },
     });
     expect(p.status.state).toBe('finalized');

@@ -19,6 +19,22 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
       outPerSec: 0,
       watermarks: [1234],
       watermark: 1234,
+      eventTimeLagMs: 766,
+      load: {
+        shares: { busy: 0.5, idle: 0.25, backpressured: 0.25 },
+        outputFill: 0.75,
+        inputFill: null,
+        subtasks: [
+          {
+            subtask: 0,
+            shares: { busy: 0.5, idle: 0.25, backpressured: 0.25 },
+            outputFill: 0.75,
+            inputFill: null,
+            idleSeconds: 1.5,
+            backpressuredSeconds: 2.5,
+          },
+        ],
+      },
       operators: [
         {
           id: 0,
@@ -28,7 +44,16 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
           recordsOut: 7,
           inPerSec: 0,
           outPerSec: 0,
-          subtasks: [{ subtask: 0, recordsIn: 0, recordsOut: 7, counters: { skippedLines: 2 } }],
+          sourceLag: { value: 40, unit: 'bytes' },
+          subtasks: [
+            {
+              subtask: 0,
+              recordsIn: 0,
+              recordsOut: 7,
+              counters: { skippedLines: 2 },
+              sourceLag: { value: 40, unit: 'bytes' },
+            },
+          ],
         },
       ],
     },
@@ -48,6 +73,7 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
         maxSyncDurationMs: 1,
         maxAsyncDurationMs: 2,
         bytes: 512,
+        subtasks: [],
       },
     ],
     latestRestore: null,
@@ -85,6 +111,24 @@ describe('prometheusText', () => {
     expect(text).toMatch(
       /weir_task_input_watermark_milliseconds\{job="[^}]*",task="src -> map",task_id="0",subtask="0"\} 1234\n/,
     );
+  });
+  it('reports time split, ring fill, event-time lag and source lag per subtask with units in the names', () => {
+    const labels = 'job="[^}]*",task="src -> map",task_id="0",subtask="0"';
+    expect(text).toMatch(
+      new RegExp(
+        `# TYPE weir_task_idle_seconds_total counter\\nweir_task_idle_seconds_total\\{${labels}\\} 1.5\\n`,
+      ),
+    );
+    expect(text).toMatch(new RegExp(`weir_task_backpressured_seconds_total\\{${labels}\\} 2.5\\n`));
+    expect(text).toMatch(new RegExp(`weir_task_output_ring_fill_ratio\\{${labels}\\} 0.75\\n`));
+    expect(text).not.toContain('weir_task_input_ring_fill_ratio{'); // a source task has no input ring
+    expect(text).toMatch(new RegExp(`weir_task_event_time_lag_seconds\\{${labels}\\} 0.766\\n`));
+    expect(text).toMatch(
+      /weir_source_lag_bytes\{job="[^}]*",operator="src",operator_id="0",subtask="0"\} 40\n/,
+    );
+    expect(text).not.toContain('weir_source_lag_records{');
+    expect(text).toMatch(/weir_last_checkpoint_sync_seconds\{job="[^}]*"\} 0.001\n/);
+    expect(text).toMatch(/weir_last_checkpoint_async_seconds\{job="[^}]*"\} 0.002\n/);
   });
   it('counts checkpoints by status', () => {
     expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="completed"\} 2\n/);

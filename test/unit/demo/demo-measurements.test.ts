@@ -64,6 +64,7 @@ const stats = (checkpointId: number, durationMs: number, align: number): Complet
   maxSyncDurationMs: 0,
   maxAsyncDurationMs: 0,
   bytes: 1,
+  subtasks: [],
 });
 
 const observation: ModeObservation = {

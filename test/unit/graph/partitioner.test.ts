@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeyNotSerializableError } from '../../../src/errors.js';
 import type { JobEdge } from '../../../src/graph/execution-plan.js';
-import { ALL_CONSUMERS, createPartitioner, createPartitionerFor } from '../../../src/graph/partitioner.js';
+import {
+  ALL_CONSUMERS,
+  createPartitioner,
+  createPartitionerFor,
+  type HashPartitioner,
+} from '../../../src/graph/partitioner.js';
 import type { Partitioning } from '../../../src/graph/stream-graph.js';
 import {
   assignToKeyGroup,
@@ -70,7 +75,7 @@ describe('broadcast', () => {
 describe('hash', () => {
   const byKey = (r: { key: unknown }) => r.key;
 
-  it('sends every key to the subtask whose key-group range holds its group (property)', () => {
+  it('sends every key to the subtask whose key-group range holds its group, and records the group (property)', () => {
     const key = fc.oneof(
       fc.string(),
       fc.integer(),
@@ -92,6 +97,8 @@ describe('hash', () => {
             const target = partitioner.select({ key: k });
             expect(Number.isInteger(target) && target >= 0 && target < parallelism).toBe(true);
             const group = assignToKeyGroup(k, maxParallelism);
+            // The record writer sends this group with the record (the keyed consumer skips its hash).
+            expect((partitioner as HashPartitioner).lastKeyGroup).toBe(group);
             expect(keyGroupRangeContains(keyGroupRangeFor(maxParallelism, parallelism, target), group)).toBe(
               true,
             );

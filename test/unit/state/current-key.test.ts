@@ -44,4 +44,37 @@ describe('HeapKeyedStateBackend.setCurrentKey', () => {
     expect(() => backend.setCurrentKey(foreign)).toThrow(KeyGroupOutOfRangeError);
     expect(() => backend.value<number>('v').value()).toThrow(/no current key/);
   });
+
+  it('takes a known key group (the producer partitioner’s) for string and number keys instead of hashing', () => {
+    const range = keyGroupRangeFor(128, 2, 0); // 0..63
+    const backend = new HeapKeyedStateBackend({ maxParallelism: 128, keyGroupRange: range });
+    // A group other than the hash's proves the known one is used (equal in real use).
+    const other = (k: unknown) => (assignToKeyGroup(k, 128) + 1) % 64;
+    for (const k of ['k1', 'k2', '', 7, -0, 2.5]) {
+      backend.setCurrentKey(k, other(k));
+      expect(backend.currentKeyGroup).toBe(other(k));
+      expect(backend.currentKey).toBe(k);
+    }
+    backend.setCurrentKey('k1', 5);
+    backend.value<number>('v').update(1);
+    expect(backend.currentKeyGroup).toBe(5);
+  });
+
+  it('ignores a known key group for composite and escaped keys, and one outside the range', () => {
+    const range = keyGroupRangeFor(128, 2, 0);
+    const backend = new HeapKeyedStateBackend({ maxParallelism: 128, keyGroupRange: range });
+    let owned = 'k0';
+    for (let i = 0; assignToKeyGroup(owned, 128) > range.end; i++) owned = `k${i}`;
+    const keys: unknown[] = [['a', 1], { a: 1 }, '\u0000x', owned];
+    for (const k of keys) {
+      const group = assignToKeyGroup(k, 128);
+      if (group > range.end) continue;
+      backend.setCurrentKey(k, group === 0 ? 1 : 0);
+      expect(backend.currentKeyGroup).toBe(k === owned ? (group === 0 ? 1 : 0) : group);
+    }
+    // Outside the range: the hash decides (and throws if this subtask does not own the key).
+    backend.setCurrentKey(1);
+    backend.setCurrentKey(owned, 100);
+    expect(backend.currentKeyGroup).toBe(assignToKeyGroup(owned, 128));
+  });
 });

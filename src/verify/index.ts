@@ -1,0 +1,11 @@
+export { FAILURE_KINDS, type FailureKind as VerifyFailureKind, planFailures } from './failure-schedule.js';
+export { compareOutputs, type OutputDifference, type RecordDifference } from './output-multiset.js';
+export {
+  type ResolvedVerifyOptions,
+  type SinkVerdict,
+  type TimelineEvent,
+  type VerifyOptions,
+  type VerifyReport,
+  verifyJob,
+} from './verify-job.js';
+export { formatVerifySummary, verifyExitCode, verifyReportHtml } from './verify-report.js';
