@@ -91,3 +91,43 @@ export function expectExactRunningSums(sums: readonly RunningSum[], n: number, k
   const finals = finalByKey(sums, (s) => s.count);
   for (const [key, e] of expectedSums(n, keys)) expect(finals.get(key)).toEqual({ key, ...e });
 }
+
+/** What {@link whenCommitted} needs of a job client: its `checkpoint` event. */
+interface CheckpointEvents {
+  on(event: 'checkpoint', listener: () => void): unknown;
+  off(event: 'checkpoint', listener: () => void): unknown;
+}
+
+/**
+ * Resolves at the first completed checkpoint after which `committed()` finds output committed to
+ * the external system (rows, stream entries, messages): each completed checkpoint is a chance to
+ * look, one probe at a time. Tests cut connections or cancel there, so that later commits
+ * straddle the cut and a restore has committed output behind it — on output, not on time or on a
+ * checkpoint count (under load a checkpoint can complete before the first record). A probe that
+ * throws rejects.
+ */
+export function whenCommitted(client: CheckpointEvents, committed: () => Promise<boolean>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let looking = false;
+    let done = false;
+    const onCheckpoint = () => {
+      if (looking || done) return;
+      looking = true;
+      committed().then(
+        (yes) => {
+          looking = false;
+          if (!yes || done) return;
+          done = true;
+          client.off('checkpoint', onCheckpoint);
+          resolve();
+        },
+        (err: unknown) => {
+          done = true;
+          client.off('checkpoint', onCheckpoint);
+          reject(err);
+        },
+      );
+    };
+    client.on('checkpoint', onCheckpoint);
+  });
+}

@@ -18,15 +18,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectExactRunningSums, fixture, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, fixture, type RunningSum, whenCommitted } from './helpers.js';
+import { PG_CONNECTION, sumsTables } from './pg-sums-tables.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
-const PG = 'postgres://root@127.0.0.1:5432/test';
+const PG = PG_CONNECTION;
 const N = 30_000;
 const KEYS = 10;
 
@@ -35,9 +35,8 @@ const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunnin
 
 describe('sources.jetstream end to end', () => {
   let nc: NatsConnection;
-  const db = new pg.Pool({ connectionString: PG, max: 2 });
+  const pgTables = sumsTables(PG);
   const streams: string[] = [];
-  const tables: string[] = [];
   const dirs: string[] = [];
   beforeAll(async () => {
     nc = await connect({ servers: SERVERS });
@@ -46,13 +45,7 @@ describe('sources.jetstream end to end', () => {
     const jsm = await jetstreamManager(nc);
     for (const s of streams) await jsm.streams.delete(s);
     await nc.close();
-    for (const t of tables) {
-      await db.query(`DROP TABLE IF EXISTS ${t}`);
-      await db
-        .query('DELETE FROM weir_sink_commits WHERE sink_id LIKE $1', [`${t}:%`])
-        .catch(() => undefined);
-    }
-    await db.end();
+    await pgTables.dropAll();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
@@ -129,15 +122,8 @@ describe('sources.jetstream end to end', () => {
     const { stream, subjects } = await inputStream();
     const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-js-'));
     dirs.push(dir);
-    const table = `weir_test_js_pg_${process.pid}_${Date.now()}`;
-    tables.push(table);
-    await db.query(
-      `CREATE TABLE ${table} (key integer NOT NULL, sum bigint NOT NULL, count integer NOT NULL)`,
-    );
-    const rows = async (): Promise<Sum[]> =>
-      (
-        await db.query<{ key: number; sum: string; count: number }>(`SELECT key, sum, count FROM ${table}`)
-      ).rows.map((x) => ({ key: x.key, sum: Number(x.sum), count: x.count }));
+    const table = await pgTables.create('weir_test_js_pg');
+    const rows = (): Promise<Sum[]> => pgTables.rows(table);
     const args = {
       n: String(N),
       keys: String(KEYS),
@@ -155,22 +141,13 @@ describe('sources.jetstream end to end', () => {
       args,
       checkpointing: { interval: 100, mode: 'exactly-once', dir },
     });
-    // Each completed checkpoint is a chance to look: cancel once some rows were committed.
+    // Cancel once some rows were committed.
     const firstDone = first.done.then(
       () => 'finished',
       (e: unknown) => e,
     );
-    await new Promise<void>((resolve) => {
-      let looking = false;
-      first.on('checkpoint', () => {
-        if (looking) return;
-        looking = true;
-        void rows().then((r) => {
-          if (r.length > 0) void first.cancel().then(resolve);
-          else looking = false;
-        });
-      });
-    });
+    await whenCommitted(first, async () => (await rows()).length > 0);
+    await first.cancel();
     expect(String(await firstDone)).toMatch(/cancelled/);
     const before = (await rows()).length;
     expect(before).toBeGreaterThan(0);
@@ -240,15 +217,8 @@ describe('sources.jetstream end to end', () => {
     const { stream, subjects } = await inputStream();
     const dir = mkdtempSync(join(tmpdir(), 'weir-js-src-kill-'));
     dirs.push(dir);
-    const table = `weir_test_js_kill_${process.pid}_${Date.now()}`;
-    tables.push(table);
-    await db.query(
-      `CREATE TABLE ${table} (key integer NOT NULL, sum bigint NOT NULL, count integer NOT NULL)`,
-    );
-    const rows = async (): Promise<Sum[]> =>
-      (
-        await db.query<{ key: number; sum: string; count: number }>(`SELECT key, sum, count FROM ${table}`)
-      ).rows.map((x) => ({ key: x.key, sum: Number(x.sum), count: x.count }));
+    const table = await pgTables.create('weir_test_js_kill');
+    const rows = (): Promise<Sum[]> => pgTables.rows(table);
     const args = ['run', join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
     args.push('--checkpoint-interval', '100', '--checkpoint-dir', join(dir, 'ckpt'), '--verbose');
     for (const [k, v] of Object.entries({

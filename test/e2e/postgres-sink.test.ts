@@ -16,14 +16,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectExactRunningSums, expectedSums, fixture, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, expectedSums, fixture, type RunningSum, whenCommitted } from './helpers.js';
+import { PG_CONNECTION, sumsTables } from './pg-sums-tables.js';
 import { tcpProxy } from './tcp-proxy.js';
 
-const CONNECTION = 'postgres://root@127.0.0.1:5432/test';
+const CONNECTION = PG_CONNECTION;
 const N = 30_000;
 const KEYS = 10;
 
@@ -31,39 +31,19 @@ type Sum = RunningSum;
 const expectExact = (sums: readonly Sum[], n: number): void => expectExactRunningSums(sums, n, KEYS);
 
 describe('sinks.postgres end to end', () => {
-  const db = new pg.Pool({ connectionString: CONNECTION, max: 2 });
-  const tables: string[] = [];
+  const pgTables = sumsTables(CONNECTION);
+  const db = pgTables.db;
   const dirs: string[] = [];
-  let seq = 0;
   beforeAll(async () => {
     await db.query('SELECT 1');
   });
   afterAll(async () => {
-    for (const t of tables) {
-      await db.query(`DROP TABLE IF EXISTS ${t}`);
-      await db
-        .query('DELETE FROM weir_sink_commits WHERE sink_id LIKE $1', [`${t}:%`])
-        .catch(() => undefined);
-    }
-    await db.end();
+    await pgTables.dropAll();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  async function table(upsert: boolean): Promise<string> {
-    const name = `weir_test_pg_${process.pid}_${seq++}_${Date.now()}`;
-    tables.push(name);
-    await db.query(
-      `CREATE TABLE ${name} (key integer NOT NULL, sum bigint NOT NULL, count integer NOT NULL${upsert ? ', PRIMARY KEY (key)' : ''})`,
-    );
-    return name;
-  }
-
-  async function rows(name: string): Promise<Sum[]> {
-    const r = await db.query<{ key: number; sum: string; count: number }>(
-      `SELECT key, sum, count FROM ${name}`,
-    );
-    return r.rows.map((x) => ({ key: x.key, sum: Number(x.sum), count: x.count }));
-  }
+  const table = (upsert: boolean): Promise<string> => pgTables.create('weir_test_pg', { upsert });
+  const rows = (name: string): Promise<Sum[]> => pgTables.rows(name);
 
   async function run(args: Record<string, string>, options: JobOptions) {
     const restoredFrom: (number | undefined)[] = [];
@@ -236,16 +216,8 @@ describe('sinks.postgres end to end', () => {
       });
       // cut once some rows are committed
       let cutAt = -1;
-      await new Promise<void>((resolve, reject) => {
-        client.on('checkpoint', () => {
-          if (cutAt >= 0) return;
-          rows(name).then((r) => {
-            if (r.length === 0 || cutAt >= 0) return;
-            cutAt = r.length;
-            void proxy.cut().then(resolve);
-          }, reject);
-        });
-      });
+      await whenCommitted(client, async () => (cutAt = (await rows(name)).length) > 0);
+      await proxy.cut();
       const result = await client.done;
       expect(cutAt).toBeGreaterThan(0);
       expect(cutAt).toBeLessThan(N);
