@@ -42,3 +42,27 @@ export function weir(args: string[]): Run {
   });
   return run;
 }
+
+/** What a finished `weir` CLI process printed, and its exit code. */
+export interface Exit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `weir args…` to its end (run from the repository root) and collects stdout and stderr. */
+export function weirToEnd(args: string[]): Promise<Exit> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/weir.js'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString();
+  });
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}

@@ -3,7 +3,6 @@
 // as non-deterministic (exit 3), naming the sink; a custom sink that writes before the checkpoint
 // completes is caught with duplicates (exit 1), naming the sink. The schedule is seeded; the
 // tests synchronise on the command's end only.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,30 +13,10 @@ import {
   VerifyUnsupportedSinkError,
   verifyJob,
 } from '../../dist/index.js';
-import { ROOT } from './cli-process.js';
+import { weirToEnd } from './cli-process.js';
 import { example, fixture } from './helpers.js';
 
-interface Exit {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function weir(args: string[]): Promise<Exit> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/weir.js'), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString();
-  });
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-  });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const weir = weirToEnd;
 
 let dir: string | undefined;
 afterEach(() => {
