@@ -513,6 +513,28 @@ export class JobCheckpointing {
     return { checkpointId: id, path };
   }
 
+  /**
+   * Records that every sink committed all of savepoint `checkpointId` (every task answered
+   * `awaitCommitted` with true; periodic checkpoints stay suspended, so nothing committed after
+   * it), in the savepoint's copy at `path` and in the job's own directory: a restore from either
+   * then skips commit-on-restore (`TaskRestoreState.sinksCommitted`), which for a sink that
+   * cannot tell a repeated commit from a new one (`sinks.collect` with a new client) would be a
+   * duplicate. Best effort: without the mark a restore commits again, as after any checkpoint.
+   */
+  async markSinksCommitted(savepoint: { checkpointId: number; path: string }): Promise<void> {
+    const id = savepoint.checkpointId;
+    const copy = CheckpointStorage.open(savepoint.path, { create: false });
+    try {
+      await copy.markSinksCommitted(id);
+    } finally {
+      await copy.close();
+    }
+    if (await this.#storage.markSinksCommitted(id)) {
+      const cached = this.#metadata.get(id);
+      if (cached) this.#metadata.set(id, { ...cached, sinksCommitted: true });
+    }
+  }
+
   async #commit(completed: CompletedCheckpoint): Promise<void> {
     const plan = this.#client.plan;
     const subtasks: CheckpointMetadata['subtasks'][number][] = [];
