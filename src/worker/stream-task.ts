@@ -24,9 +24,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import { consoleLogger, type Logger } from '../api/logger.js';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
-import { assertNever } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import { assertNever } from '../util/assert-never.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
 import type { BusyMarker } from './busy-marker.js';
 import {

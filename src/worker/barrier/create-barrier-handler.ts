@@ -1,6 +1,6 @@
 /** Picks the barrier handler for a checkpointing mode. */
 
-import { assertNever } from '../../channels/frame.js';
+import { assertNever } from '../../util/assert-never.js';
 import { AligningBarrierHandler, type BarrierHandlerOptions } from './aligning-barrier-handler.js';
 import type { BarrierHandler } from './barrier-handler.js';
 import { TrackingBarrierHandler } from './tracking-barrier-handler.js';
