@@ -15,7 +15,7 @@ import {
   resolveDashboardOptions,
 } from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 

@@ -19,7 +19,7 @@ import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -29,9 +29,8 @@ import type {
   TaskDeployment,
   TaskEvent,
   TaskRestoreState,
-} from '../worker/task-deployment.js';
-import type { TaskResult } from '../worker/task-entry.js';
-import type { TaskFailureDescription } from '../worker/task-failure-description.js';
+} from '../protocol/task-deployment.js';
+import type { TaskFailureDescription, TaskResult } from '../protocol/task-result.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 

@@ -1,6 +1,7 @@
 /** From a scripted observation to the figures: latency, recovery, checkpoint means, timeline. */
 
 import { describe, expect, it } from 'vitest';
+import type { CompletedCheckpointStats } from '../../../src/coordinator/job-client.js';
 import { clickAt, demoWindowStart } from '../../../src/demo/demo-clicks.js';
 import {
   commitTimes,
@@ -10,7 +11,6 @@ import {
 } from '../../../src/demo/demo-measurements.js';
 import type { DemoOutputRecord, WindowCount } from '../../../src/demo/demo-records.js';
 import { computeExpectation } from '../../../src/demo/demo-verify.js';
-import type { CompletedCheckpointStats } from '../../../src/coordinator/job-client.js';
 
 const T0 = 1_000_000;
 const N = 100;

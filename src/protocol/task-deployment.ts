@@ -11,9 +11,9 @@ import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
-import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
-import type { InjectedFault } from './fault-injection.js';
-import type { TaskFailureDescription } from './task-failure-description.js';
+import type { InjectedFault } from './injected-fault.js';
+import type { ChannelStateChunkRef } from './snapshot-chunks.js';
+import type { TaskFailureDescription } from './task-result.js';
 
 export interface InputChannelDeployment {
   readonly edgeId: number;
