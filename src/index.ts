@@ -34,7 +34,6 @@ export {
 export type {
   ChannelOptions,
   CheckpointingOptions,
-  CheckpointMode,
   JobOptions,
   RestartStrategyOptions,
 } from './coordinator/job-options.js';

@@ -6,7 +6,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import type { LogLevel } from '../api/logger.js';
-import type { CheckpointingMode, SourceLag } from '../api/source.js';
+import type { CheckpointMode, SourceLag } from '../api/source.js';
 import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import type { CheckpointType } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
@@ -31,7 +31,7 @@ export interface OutputEdgeDeployment {
 }
 
 export interface TaskCheckpointConfig {
-  readonly mode: Exclude<CheckpointingMode, 'none'>;
+  readonly mode: CheckpointMode;
   readonly dir: string;
   readonly incremental: boolean;
   /** With `incremental`: a full keyed snapshot at least every this many checkpoints (chain bound). */
