@@ -28,9 +28,10 @@ import type {
   TaskControl,
   TaskDeployment,
   TaskEvent,
+  TaskFailureDescription,
   TaskRestoreState,
+  TaskResult,
 } from '../protocol/task-deployment.js';
-import type { TaskFailureDescription, TaskResult } from '../protocol/task-result.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 

@@ -1,6 +1,6 @@
 /**
  * Turns the error a task failed with into the {@link TaskFailureDescription} that travels from its
- * worker thread to the scheduler (the type is in protocol/task-result.ts, which says why it is
+ * worker thread to the scheduler (the type is in protocol/task-deployment.ts, which says why it is
  * plain strings and flags).
  */
 
@@ -11,7 +11,7 @@ import {
   ValueNotSerializableError,
   WeirError,
 } from '../errors.js';
-import type { TaskFailureDescription } from '../protocol/task-result.js';
+import type { TaskFailureDescription } from '../protocol/task-deployment.js';
 import { UserCodeError } from './operators/stream-operator.js';
 
 /** Name of the error a task's loop throws when the scheduler cancels it (see stream-task.ts). */
