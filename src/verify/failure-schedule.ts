@@ -13,7 +13,7 @@
  * above 1, one down). Each later failure counts its attempt on from there.
  */
 
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 
 /** The failure kinds `weir verify` can inject. */
 export const FAILURE_KINDS = ['throw', 'exit', 'savepoint', 'rescale'] as const;
