@@ -1,5 +1,7 @@
 export * from './aligning-barrier-handler.js';
 export * from './alignment-state.js';
+export * from './alignment-timeout-state.js';
+export * from './alternating-barrier-handler.js';
 export * from './barrier-effect.js';
 export * from './barrier-handler.js';
 export * from './create-barrier-handler.js';
