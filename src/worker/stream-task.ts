@@ -652,7 +652,13 @@ export class StreamTask implements BarrierHandlerActions {
 
   triggerCheckpoint(barrier: CheckpointBarrier, metrics: AlignmentOutcome): void {
     this.#latestTriggered = barrier.checkpointId;
-    const channelState = this.#o.channelState?.open(barrier.checkpointId) ?? null;
+    // Channel state follows every unaligned trigger and a switched one (start-channel-state and,
+    // later, finish or abort); an aligned trigger has none, and waiting for it would never end.
+    const recordsChannelState =
+      this.#o.checkpointing?.unaligned === true || metrics.switchedToUnaligned === true;
+    const channelState = recordsChannelState
+      ? (this.#o.channelState?.open(barrier.checkpointId) ?? null)
+      : null;
     this.#performCheckpoint(barrier, metrics, true, channelState);
   }
 
