@@ -32,7 +32,7 @@
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
-import { assertNever } from '../../channels/frame.js';
+import { assertNever } from '../../util/assert-never.js';
 import {
   type AlignmentState,
   alignmentOnBarrier,

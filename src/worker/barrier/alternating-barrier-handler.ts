@@ -11,7 +11,7 @@
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
-import { assertNever } from '../../channels/frame.js';
+import { assertNever } from '../../util/assert-never.js';
 import type { BarrierHandlerOptions } from './aligning-barrier-handler.js';
 import {
   alignmentDeadline,
