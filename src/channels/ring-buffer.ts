@@ -8,8 +8,7 @@
  * Layout: see layout.ts (4 header lines, guard line, data region of `capacity` bytes, guard line).
  * Publish order: the writer stores the frame header and payload with plain stores, then publishes
  * with ONE `Atomics.store` of the write index. The reader decodes the frame in place, then releases
- * it with ONE `Atomics.store` of the read index, then wakes the writer if it flagged that it sleeps
- * and at most half the ring (or of its in-flight limit) is still unread.
+ * it with ONE `Atomics.store` of the read index, then wakes the writer if it flagged that it sleeps.
  * Staleness: the writer's idea of the read index, and the reader's idea of the write index, can
  * only lag; so `freeBytes` (writer) and `availableBytes` (reader) can only under-estimate, and
  * read from the other side they can be stale in either direction.
@@ -277,12 +276,10 @@ export class RingBuffer {
     );
     r = (r + total) >>> 0;
     this.#readIndex = r;
-    // The one releasing store; then wake the writer if it flagged that it sleeps — only once the
-    // ring is down to half of its in-flight limit (of its capacity when there is none), so that a
-    // woken writer publishes many frames per wake-up instead of one (the ring always drains to
-    // that point: the reader only stops reading a channel it blocked, and then it wakes nobody
-    // either way). Waking per frame cost the reader, the busier side, a futex wake for every
-    // second batch of a producer that outruns it (bench/README.md "pipeline").
+    // The one releasing store; then wake the writer if it flagged that it sleeps — under an
+    // in-flight limit only once the ring is down to half of it, so that a woken writer publishes
+    // several frames per wake-up instead of one (the ring always drains to that point: the reader
+    // only stops reading a channel it blocked, and then it wakes nobody either way).
     Atomics.store(this.#header, RING_READ_INDEX, r | 0);
     if (
       Atomics.load(this.#header, RING_WRITER_WAITING) !== 0 &&
@@ -295,16 +292,11 @@ export class RingBuffer {
     return released + total;
   }
 
-  /**
-   * Reader only: whether a parked writer is worth waking once the read index is `r`: at most half
-   * the in-flight limit (half the capacity when there is none) is still unread.
-   */
+  /** Reader only: whether a parked writer is worth waking once the read index is `r`. */
   #belowWakeMark(r: number): boolean {
     const limit = Atomics.load(this.#header, RING_IN_FLIGHT_LIMIT);
-    // Refreshed here (only while the writer is parked): the cached write index can lag by most of
-    // the ring, which would make every frame look like the last one and wake the writer per frame.
-    this.#cachedWriteIndex = Atomics.load(this.#header, RING_WRITE_INDEX) >>> 0;
-    return (this.#cachedWriteIndex - r) >>> 0 <= (limit === 0 ? this.capacity : limit) >>> 1;
+    // The cached write index lags, so `used` is under-estimated: we can only wake early.
+    return limit === 0 || (this.#cachedWriteIndex - r) >>> 0 <= limit >>> 1;
   }
 
   /** Reader only: whether a frame is published (refreshes the write index when the cache says empty). */
