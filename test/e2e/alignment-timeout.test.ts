@@ -41,8 +41,8 @@ describe('alignment timeout', () => {
     const client = await startJob(fixture('alignment-timeout.mjs'), {
       parallelism: 1,
       // minPause: no checkpoint is triggered between the switched one and the failure that
-      // follows it, so the restart restores the switched checkpoint.
-      checkpointing: { interval: 50, minPause: 2000, alignmentTimeout: 30, dir: cpDir, retain: 20 },
+      // follows it (10 s: ample under heavy load), so the restart restores the switched checkpoint.
+      checkpointing: { interval: 50, minPause: 10_000, alignmentTimeout: 30, dir: cpDir, retain: 20 },
       restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
       // The right source blocks its thread on purpose (a stalled input), longer than the default.
       stuckTaskTimeout: 0,
