@@ -25,8 +25,8 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type {
   CommitContext,
   CommitRetryOptions,
@@ -35,6 +35,7 @@ import type {
   CommittingSinkWriter,
 } from '../api/committing-sink.js';
 import { InvalidOptionError, JetStreamSinkError } from '../errors.js';
+import { loadNats } from './client-libraries.js';
 import { custom } from './custom-sink.js';
 import type { JetStreamFormat } from './jetstream-source.js';
 import { WriteThroughWriter } from './write-through-writer.js';
@@ -178,9 +179,12 @@ class Connection {
   ) {}
 
   async get(): Promise<JetStreamClient> {
-    this.#nc ??= connect({ servers: [...this.servers], name: `weir:jetstream-sink:${this.label}` });
+    this.#nc ??= loadNats().then(({ transport }) =>
+      transport.connect({ servers: [...this.servers], name: `weir:jetstream-sink:${this.label}` }),
+    );
     try {
-      return jetstream(await this.#nc);
+      const { jetstream } = await loadNats();
+      return jetstream.jetstream(await this.#nc);
     } catch (error) {
       this.#nc = null;
       throw publishError(this.label, 'connecting', error);

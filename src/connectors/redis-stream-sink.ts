@@ -18,7 +18,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type {
   CommitRetryOptions,
   Committer,
@@ -26,6 +26,7 @@ import type {
   CommittingSinkWriter,
 } from '../api/committing-sink.js';
 import { InvalidOptionError, RedisStreamError } from '../errors.js';
+import { loadIoredis } from './client-libraries.js';
 import { custom } from './custom-sink.js';
 import { WriteThroughWriter } from './write-through-writer.js';
 
@@ -84,7 +85,7 @@ export function redisStreamSink<T = unknown>(
       let redis: Redis | null = null;
       return {
         async commit(tx, cctx) {
-          redis ??= connectRedis(o.url);
+          redis ??= await connectRedis(o.url);
           try {
             await redis.eval(
               COMMIT_SCRIPT,
@@ -115,7 +116,8 @@ export function redisStreamSink<T = unknown>(
 }
 
 /** A client that fails commands at once while disconnected (the committer's retries decide). */
-export function connectRedis(url: string): Redis {
+export async function connectRedis(url: string): Promise<Redis> {
+  const { Redis } = await loadIoredis();
   const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: true });
   redis.on('error', (error: Error) => {
     console.warn(`weir: redis ${url}: ${error.message}`);
@@ -149,16 +151,18 @@ class StagingWriter<T> implements CommittingSinkWriter<T, RedisStreamTransaction
 /** At-least-once / no checkpointing: XADDs as records arrive (see WriteThroughWriter). */
 class DirectWriter<T> extends WriteThroughWriter<T, string> {
   constructor(
-    readonly redis: Redis,
+    /** Connecting (ioredis loads on first use); a failed load fails the first send. */
+    readonly redis: Promise<Redis>,
     readonly stream: string,
   ) {
     super(CHUNK);
+    this.redis.catch(() => undefined); // handled where awaited (send, close)
   }
   protected item(record: T): string {
     return encode(this.stream, record);
   }
   protected async send(chunk: string[]): Promise<void> {
-    const p = this.redis.pipeline();
+    const p = (await this.redis).pipeline();
     for (const data of chunk) p.xadd(this.stream, '*', 'data', data);
     const results = (await p.exec()) ?? [];
     const failed = results.find(([error]) => error !== null);
@@ -168,6 +172,7 @@ class DirectWriter<T> extends WriteThroughWriter<T, string> {
     return new RedisStreamError(this.stream, `XADD failed: ${(error as Error).message}`, { cause: error });
   }
   protected async closeClient(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    const redis = await this.redis.catch(() => null);
+    await redis?.quit().catch(() => redis.disconnect());
   }
 }

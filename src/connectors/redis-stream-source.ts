@@ -120,7 +120,7 @@ class RedisStreamReader<T> implements SourceReader<T> {
   }
 
   async #pump(): Promise<void> {
-    const redis = connectRedis(this.url);
+    const redis = await connectRedis(this.url);
     this.#redis = redis;
     const split = this.splits[0];
     if ((await redis.exists(this.stream)) === 0) {
