@@ -3,8 +3,8 @@
 // into a temporary table (ON COMMIT DROP) followed by one INSERT ... SELECT from it (the shape an
 // upsert-capable commit would take). Prints the median rows/s and client CPU µs per row of 5
 // rounds after one warm-up, and the ratios copy/prepared.
-// pg-copy-streams is not a dependency of weir (the sink does not use COPY yet), so:
-//   npm install --no-save pg-copy-streams@7.0.0 && node bench/connectors/postgres-insert-copy-ab.mjs
+// pg-copy-streams is a dependency of weir (the sink COPYs large commits):
+//   node bench/connectors/postgres-insert-copy-ab.mjs
 
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
