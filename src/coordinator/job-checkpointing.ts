@@ -55,6 +55,7 @@ import { planTaskRestores } from './task-restore-planner.js';
 const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
   endToEndDurationMs: 0,
   maxAlignmentDurationMs: 0,
+  switchedToUnaligned: false,
   maxCheckpointStartDelayMs: 0,
   syncDurationMs: { max: 0, sum: 0 },
   asyncDurationMs: { max: 0, sum: 0 },
@@ -101,6 +102,7 @@ export class JobCheckpointing {
       fullEvery: c.fullEvery,
       stateBackend: client.options.stateBackend,
       unaligned: c.unaligned,
+      ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
     };
     this.#coordinator = new CheckpointCoordinator(
       {
@@ -140,12 +142,14 @@ export class JobCheckpointing {
               triggerTimestamp: cp.timestamp,
               durationMs: cp.stats.endToEndDurationMs,
               maxAlignmentDurationMs: cp.stats.maxAlignmentDurationMs,
+              switchedToUnaligned: cp.stats.switchedToUnaligned,
               maxSyncDurationMs: cp.stats.syncDurationMs.max,
               maxAsyncDurationMs: cp.stats.asyncDurationMs.max,
               bytes: cp.stats.stateSizeBytes,
               subtasks: cp.stats.tasks.map((t) => ({
                 task: t.taskKey,
                 alignmentDurationMs: t.alignmentDurationMs,
+                switchedToUnaligned: t.switchedToUnaligned ?? false,
                 syncDurationMs: t.syncDurationMs,
                 asyncDurationMs: t.asyncDurationMs,
                 bytes: t.stateSizeBytes,
@@ -408,6 +412,7 @@ export class JobCheckpointing {
           stateHandles: event.state,
           metrics: {
             alignmentDurationMs: event.metrics.alignmentDurationMs,
+            ...(event.metrics.switchedToUnaligned ? { switchedToUnaligned: true } : {}),
             syncDurationMs: event.metrics.syncDurationMs,
             asyncDurationMs: event.metrics.asyncDurationMs,
             stateSizeBytes: event.metrics.bytes,

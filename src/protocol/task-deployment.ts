@@ -38,6 +38,8 @@ export interface TaskCheckpointConfig {
   readonly stateBackend: 'heap' | 'lmdb';
   /** Exactly-once without alignment: in-flight records become channel state. */
   readonly unaligned?: boolean;
+  /** Exactly-once: ms of alignment after which a task takes the checkpoint unaligned; absent: never. */
+  readonly alignmentTimeout?: number;
 }
 
 /** State handed to a task on restore, already redistributed to this subtask. */
@@ -121,6 +123,8 @@ export interface TaskLoadMetrics {
 
 export interface TaskCheckpointMetrics {
   readonly alignmentDurationMs: number;
+  /** The alignment timed out (or an unaligned barrier came) and the task took the checkpoint unaligned. */
+  readonly switchedToUnaligned?: boolean;
   readonly syncDurationMs: number;
   readonly asyncDurationMs: number;
   readonly bytes: number;

@@ -115,8 +115,11 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     // Unaligned exactly-once: in-flight records become channel state; restored channel state is
     // replayed before any new input.
     const unaligned = d.checkpointing?.mode === 'exactly-once' && d.checkpointing.unaligned === true;
+    // With an alignment timeout a checkpoint may switch to unaligned at this task: record then too.
+    const alignmentTimeoutMs =
+      d.checkpointing?.mode === 'exactly-once' ? d.checkpointing.alignmentTimeout : undefined;
     const channelState =
-      unaligned && channels.gate
+      (unaligned || alignmentTimeoutMs !== undefined) && channels.gate
         ? new ChannelStateRecorder(
             d.inputs.map((i) => ({
               edgeId: i.edgeId,
@@ -153,6 +156,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
                 actions,
                 clock: Date,
                 unaligned,
+                alignmentTimeoutMs,
               })
           : null,
       storage,
