@@ -45,6 +45,12 @@ export interface TaskCheckpointConfig {
 /** State handed to a task on restore, already redistributed to this subtask. */
 export interface TaskRestoreState {
   readonly checkpointId: number;
+  /**
+   * The checkpoint's sinks committed all it holds before the job stopped
+   * (`CheckpointMetadata.sinksCommitted`): sinks restore no pending transactions (no
+   * commit-on-restore). False: they commit the restored transactions again.
+   */
+  readonly sinksCommitted: boolean;
   /** operator uid → operator-state entries (source positions, sink transactions). */
   readonly operatorState: Readonly<Record<string, readonly unknown[]>>;
   /** operator uid → keyed-state chunks of the key groups this subtask owns, from every old subtask. */

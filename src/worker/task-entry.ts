@@ -106,7 +106,11 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
         ...base,
         checkpointingMode,
-        restoredState,
+        // A sink's restored state is its pending transactions. When the checkpoint recorded that
+        // they were all committed (a stop-with-savepoint that waited for its commits), committing
+        // them again would repeat output a sink cannot always recognise (`sinks.collect` with a new
+        // client), so every sink restores none: one rule for committing and legacy sinks alike.
+        restoredState: d.restore?.sinksCommitted && restoredState !== undefined ? [] : restoredState,
         restoredCheckpointId: d.restore?.checkpointId,
         logger: taskLogger(post, { operator: base.operatorName }),
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
