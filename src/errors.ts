@@ -765,15 +765,51 @@ export class PostgresSinkError extends WeirError {
   }
 }
 
-/** The table a PostgreSQL sink writes does not exist (created only with `createTable: true`). */
+/**
+ * The table a PostgreSQL connector names does not exist (a sink creates it only with
+ * `createTable`; `sources.postgres` never does).
+ */
 export class PostgresTableNotFoundError extends WeirError {
   readonly code = 'ERR_WEIR_POSTGRES_TABLE_NOT_FOUND';
   readonly failureKind = 'task' as const;
   constructor(
     readonly table: string,
+    options?: { cause?: unknown; hint?: string },
+  ) {
+    super(
+      `PostgreSQL table "${table}" does not exist; ${options?.hint ?? 'create it, or pass createTable: true'}`,
+      options,
+    );
+  }
+}
+
+/** A PostgreSQL source cannot read: connection failure or an SQL error while scanning. */
+export class PostgresSourceError extends WeirError {
+  readonly code = 'ERR_WEIR_POSTGRES_SOURCE';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly table: string,
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`PostgreSQL table "${table}" does not exist; create it, or pass createTable: true`, options);
+    super(`postgres source: table "${table}": ${reason}`, options);
+  }
+}
+
+/**
+ * The table does not fit a `sources.postgres` scan: a named column is missing, or the order key
+ * is not unique (no primary key or unique index within its columns), nullable, or of a type with
+ * no ordering. Fatal: a restart would find the same table.
+ */
+export class PostgresSourceSchemaError extends WeirError {
+  readonly code = 'ERR_WEIR_POSTGRES_SOURCE_SCHEMA';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly table: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`postgres source: table "${table}": ${reason}`, options);
   }
 }
 

@@ -7,7 +7,13 @@ export type { DeadLetter } from './connectors/dead-letter.js';
 export type { FilePendingPart, FileSinkOptions } from './connectors/file-sink.js';
 export type { FileSourceOptions, FileSplitState } from './connectors/file-source.js';
 export type { TextFormat } from './connectors/formats/text-format.js';
-export { type LogSinkOptions, type LogSourceOptions, sinks, sources } from './connectors/index.js';
+export {
+  type LogSinkOptions,
+  type LogSourceOptions,
+  type PostgresSourceOptions,
+  sinks,
+  sources,
+} from './connectors/index.js';
 /** The Nexmark generator as pure functions (event number → event), for reference implementations and tests. */
 export * as nexmark from './connectors/nexmark/index.js';
 export {

@@ -42,7 +42,11 @@ export interface SourceReader<T> {
    * in which the barrier is emitted: no record falls between the two.
    */
   snapshotState(checkpointId: number): unknown[];
-  /** Counters reported in the job's operator metrics (e.g. `skippedLines`), summed over subtasks. */
+  /**
+   * Counters reported in the job's operator metrics (e.g. `skippedLines`), summed over subtasks,
+   * and exported as the counter `weir_operator_counter_total`: only values that never go down
+   * (a gauge such as a lag belongs in {@link SourceReader.lag}).
+   */
   metrics?(): Readonly<Record<string, number>>;
   /**
    * How far this reader is behind the end of what it reads (records of a log or stream not yet

@@ -400,13 +400,11 @@ class JetStreamReader<T> implements SourceReader<T> {
     }));
   }
 
-  metrics(): Readonly<Record<string, number>> {
-    return { consumerLag: this.lag()?.value ?? 0 };
-  }
-
   /**
    * Messages the broker holds beyond what this subtask has emitted (buffered + pending, as the
-   * broker reported with the last delivery); unknown until a consumer reported once.
+   * broker reported with the last delivery); unknown until a consumer reported once. A gauge: it
+   * is exported as `weir_source_lag_records` only, never among the operator counters (`metrics()`,
+   * exported as the counter `weir_operator_counter_total`, so it must hold counters only).
    */
   lag(): SourceLag | undefined {
     let value = 0;

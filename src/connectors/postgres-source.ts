@@ -1,0 +1,507 @@
+/**
+ * `sources.postgres({ connection, table, key, columns?, splits?, batchRows?, countRows? })`: a
+ * bounded scan of a PostgreSQL table with a checkpointed cursor. Replayable, so exactly-once
+ * under checkpointing.
+ *
+ * Cursor: keyset pagination on `key`, an ordered, unique, NOT NULL column list (a primary key or
+ * the columns of a unique index, checked at start). Each batch is
+ * `SELECT cols, key::text FROM t WHERE (key) > (last) AND (key) <= (end) [AND split filter]
+ * ORDER BY key LIMIT batchRows`, so the database walks the key's index and never holds a cursor
+ * or a transaction between batches. A split's state is the text form of the last key it emitted
+ * (`last`) and of the table's greatest key seen at the split's first start (`end`); a restore
+ * resumes strictly after `last` and stops at the same `end`. Rows inserted later with a key past
+ * `end` are not read; rows changed or inserted behind `last` during the scan are not seen again:
+ * every row present and unchanged for the whole scan is emitted exactly once.
+ *
+ * Splits: `splits` (default: the parallelism of the first start) hash partitions, split `i` of
+ * `S` reading rows with `mod(hashtext(ROW(key)::text), S) = i`; on a fresh start split `i` goes
+ * to subtask `i mod parallelism`, after a restore the runtime redistributes the split entries
+ * (any parallelism). Hash rather than key ranges because every subtask can compute its share
+ * alone and from the table alone: range bounds would have to be agreed on while the table may
+ * change between the subtasks' starts (a gap or an overlap loses or doubles rows), and hashing
+ * spreads a skewed key evenly. The cost: every split walks the whole key index and filters, so
+ * the index is read `S` times (rows are transferred once).
+ *
+ * Lag (`lag()`, the dashboard's source lag): with `countRows` (default) each split's remaining
+ * rows are counted once when the reader starts (one `count(*)` per split, no rows transferred),
+ * then the rows emitted since are subtracted. Approximate when the table changes meanwhile.
+ *
+ * Failures: the connection is opened asynchronously when the reader starts; a missing table is a
+ * `PostgresTableNotFoundError`, a missing column or an unfit key a `PostgresSourceSchemaError`
+ * (fatal), a connection or query failure a `PostgresSourceError` (the task fails, the job
+ * restarts from its latest checkpoint and reads after the restored `last` again). Rows wait in a
+ * buffer of at most {@link BUFFER_ROWS}; the next batch is asked for only when it has room.
+ */
+
+import pg from 'pg';
+import type { Collector } from '../api/functions.js';
+import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
+import {
+  InvalidOptionError,
+  PostgresSourceError,
+  PostgresSourceSchemaError,
+  PostgresTableNotFoundError,
+} from '../errors.js';
+import { quoteName } from './postgres-sink.js';
+
+export interface PostgresSourceOptions {
+  /** A connection string (`postgres://user@host:5432/db`) or a `pg` client configuration. */
+  readonly connection: string | pg.ClientConfig;
+  /** The table to scan, optionally schema-qualified (`schema.table`). */
+  readonly table: string;
+  /** The order key: a unique, NOT NULL column or column list (e.g. the primary key). */
+  readonly key: string | readonly string[];
+  /** Columns of each record (default: every column of the table, in table order). */
+  readonly columns?: readonly string[];
+  /** Hash splits (default: the parallelism of the first start). Kept in the checkpoint. */
+  readonly splits?: number;
+  /** Rows per query (default {@link DEFAULT_BATCH_ROWS}). */
+  readonly batchRows?: number;
+  /** Count each split's rows once at start, for `lag()` (default `true`). */
+  readonly countRows?: boolean;
+}
+
+/** Operator-state entry: one split and how far it has been read. Keys in their text form. */
+export interface PostgresSplit {
+  readonly table: string;
+  readonly key: readonly string[];
+  /** This split's index, of `of` hash splits. */
+  readonly split: number;
+  readonly of: number;
+  /** Text form of the last emitted key; `null` before the first row. */
+  last: string[] | null;
+  /** Text form of the greatest key at the split's first start; `null` until observed. */
+  end: string[] | null;
+  /** No more rows: read through `end`, or the table was empty at the first start. */
+  done: boolean;
+}
+
+export const DEFAULT_BATCH_ROWS = 1000;
+/** Rows buffered before the reader stops asking for the next batch. */
+export const BUFFER_ROWS = 4096;
+/** How long an empty reader waits before polling again when no wake-up comes first. */
+const IDLE_MS = 50;
+
+const MORE: PollResult = { state: 'more' };
+const END: PollResult = { state: 'end' };
+
+export function postgresSource<T = Record<string, unknown>>(options: PostgresSourceOptions): Source<T> {
+  const o = options ?? ({} as PostgresSourceOptions);
+  if (typeof o.connection !== 'string' && (typeof o.connection !== 'object' || o.connection === null)) {
+    throw new InvalidOptionError(
+      'sources.postgres.connection',
+      'must be a connection string or a pg client config',
+    );
+  }
+  if (typeof o.table !== 'string' || o.table.length === 0) {
+    throw new InvalidOptionError(
+      'sources.postgres.table',
+      `must be a non-empty string, got ${String(o.table)}`,
+    );
+  }
+  const names = (v: unknown, option: string): readonly string[] => {
+    if (!Array.isArray(v) || v.length === 0 || v.some((c) => typeof c !== 'string' || c === '')) {
+      throw new InvalidOptionError(
+        `sources.postgres.${option}`,
+        'must be a column name or a non-empty array of them',
+      );
+    }
+    if (new Set(v).size !== v.length)
+      throw new InvalidOptionError(`sources.postgres.${option}`, 'names a column twice');
+    return v;
+  };
+  const key = names(typeof o.key === 'string' ? [o.key] : o.key, 'key');
+  const columns = o.columns === undefined ? undefined : names(o.columns, 'columns');
+  if (o.splits !== undefined && (!Number.isSafeInteger(o.splits) || o.splits < 1)) {
+    throw new RangeError(`sources.postgres.splits must be a positive integer, got ${String(o.splits)}`);
+  }
+  const batchRows = o.batchRows ?? DEFAULT_BATCH_ROWS;
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1) {
+    throw new RangeError(`sources.postgres.batchRows must be a positive integer, got ${String(batchRows)}`);
+  }
+  const config: ReaderConfig = {
+    connection: o.connection,
+    table: o.table,
+    key,
+    columns,
+    batchRows,
+    countRows: o.countRows ?? true,
+  };
+  return {
+    type: 'postgres',
+    bounded: true,
+    createReader(ctx: SourceContext): SourceReader<T> {
+      const splits =
+        ctx.restoredState === undefined
+          ? initialPostgresSplits(o.splits ?? ctx.parallelism, ctx.subtaskIndex, ctx.parallelism).map(
+              ([split, of]): PostgresSplit => ({
+                table: o.table,
+                key,
+                split,
+                of,
+                last: null,
+                end: null,
+                done: false,
+              }),
+            )
+          : ctx.restoredState.map((e) => restoredSplit(e, o.table, key));
+      return new PostgresReader<T>(config, splits);
+    },
+  };
+}
+
+/** `[split, of]` pairs subtask `subtask` of `parallelism` reads on a fresh start: `split mod parallelism === subtask`. */
+export function initialPostgresSplits(of: number, subtask: number, parallelism: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let i = subtask; i < of; i += parallelism) out.push([i, of]);
+  return out;
+}
+
+function restoredSplit(entry: unknown, table: string, key: readonly string[]): PostgresSplit {
+  const s = entry as Partial<PostgresSplit> | null;
+  const texts = (v: unknown): boolean =>
+    v === null || (Array.isArray(v) && v.length === key.length && v.every((x) => typeof x === 'string'));
+  if (
+    typeof s !== 'object' ||
+    s === null ||
+    !Number.isSafeInteger(s.split) ||
+    !Number.isSafeInteger(s.of) ||
+    !texts(s.last) ||
+    !texts(s.end) ||
+    typeof s.done !== 'boolean'
+  ) {
+    throw new InvalidOptionError(
+      'sources.postgres',
+      'restored state holds an entry that is not a PostgreSQL split',
+    );
+  }
+  if (s.table !== table || JSON.stringify(s.key) !== JSON.stringify(key)) {
+    throw new InvalidOptionError(
+      'sources.postgres',
+      `the checkpoint holds positions of table "${String(s.table)}" by key ${JSON.stringify(s.key)}, ` +
+        `the source reads "${table}" by ${JSON.stringify(key)}`,
+    );
+  }
+  return { table, key, split: s.split!, of: s.of!, last: s.last!, end: s.end!, done: s.done! };
+}
+
+interface ReaderConfig {
+  readonly connection: string | pg.ClientConfig;
+  readonly table: string;
+  readonly key: readonly string[];
+  readonly columns: readonly string[] | undefined;
+  readonly batchRows: number;
+  readonly countRows: boolean;
+}
+
+/** One buffered row: the split it belongs to, its record, and its key's text form. */
+interface BufferedRow {
+  readonly split: PostgresSplit;
+  readonly record: unknown;
+  readonly key: string[];
+}
+
+/** The SQL of one split's scan, built once per split. */
+interface SplitQueries {
+  /** Parameters: the last key (when `after`), then the end key. */
+  readonly next: string;
+  readonly count: string;
+}
+
+class PostgresReader<T> implements SourceReader<T> {
+  readonly #cfg: ReaderConfig;
+  readonly #splits: PostgresSplit[];
+  readonly #buffer: BufferedRow[] = [];
+  #head = 0;
+  /** Every split read to its end (all its rows are in the buffer or emitted). */
+  #drained = false;
+  #error: unknown = null;
+  #closed = false;
+  #client: pg.Client | null = null;
+  /** Resolves the scan loop's wait for buffer space. */
+  #space: (() => void) | null = null;
+  /** Resolves the idle poll's wake-up when rows arrive or the scan ends or fails. */
+  #rows: (() => void) | null = null;
+  #rowsArrived: Promise<void> | null = null;
+  /** Rows counted at start (`countRows`), and rows emitted since; `lag()` is their difference. */
+  #counted = -1;
+  #emitted = 0;
+
+  constructor(cfg: ReaderConfig, splits: PostgresSplit[]) {
+    this.#cfg = cfg;
+    this.#splits = splits;
+    if (splits.every((s) => s.done)) {
+      this.#drained = true;
+      return;
+    }
+    this.#scan().then(
+      () => {
+        this.#drained = true;
+        this.#wakePoll();
+      },
+      (error: unknown) => this.#fail(error),
+    );
+  }
+
+  #fail(error: unknown): void {
+    if (this.#closed || this.#error !== null) return;
+    this.#error =
+      error instanceof PostgresSourceError ||
+      error instanceof PostgresSourceSchemaError ||
+      error instanceof PostgresTableNotFoundError
+        ? error
+        : new PostgresSourceError(
+            this.#cfg.table,
+            `reading failed: ${error instanceof Error ? error.message : String(error)}`,
+            { cause: error },
+          );
+    this.#wakePoll();
+  }
+
+  #wakePoll(): void {
+    const wake = this.#rows;
+    this.#rows = null;
+    this.#rowsArrived = null;
+    wake?.();
+  }
+
+  async #scan(): Promise<void> {
+    const c = this.#cfg;
+    const client = new pg.Client(
+      typeof c.connection === 'string' ? { connectionString: c.connection } : c.connection,
+    );
+    this.#client = client;
+    // A connection that breaks between queries emits 'error' on the client; unhandled, it would
+    // crash the worker. The pending or next query fails too, which fails the task.
+    client.on('error', (error) => this.#fail(error));
+    await client.connect();
+    if (this.#closed) return;
+    const columns = await checkTable(client, c.table, c.key, c.columns);
+    const table = quoteName(c.table);
+    const keyList = c.key.map(quoteName).join(', ');
+    // The key's text forms get their own names: an output column named like a key column would be
+    // what ORDER BY sorts by (SQL-92 rule), i.e. the text, not the key's own order.
+    const select = `SELECT ${[...columns.map(quoteName), ...c.key.map((k, i) => `${quoteName(k)}::text AS weir_key_${i}`)].join(', ')} FROM ${table}`;
+
+    const queries = new Map<PostgresSplit, { after: SplitQueries; first: SplitQueries }>();
+    for (const split of this.#splits) {
+      if (split.done) continue;
+      if (split.end === null) {
+        // The split's end: the greatest key now (through the key's index, backwards).
+        const r = await client.query<string[]>({
+          text: `SELECT ${c.key.map((k, i) => `${quoteName(k)}::text AS weir_key_${i}`).join(', ')} FROM ${table} ORDER BY ${c.key.map((k) => `${quoteName(k)} DESC`).join(', ')} LIMIT 1`,
+          rowMode: 'array',
+        });
+        if (r.rows.length === 0) split.done = true;
+        else split.end = r.rows[0];
+      }
+      queries.set(split, {
+        after: splitQueries(select, table, keyList, c.key.length, split, true, c.batchRows),
+        first: splitQueries(select, table, keyList, c.key.length, split, false, c.batchRows),
+      });
+    }
+    if (c.countRows) {
+      let counted = 0;
+      for (const split of this.#splits) {
+        if (split.done) continue;
+        const q = queries.get(split)!;
+        const r = await client.query<{ n: string }>(
+          split.last === null ? q.first.count : q.after.count,
+          split.last === null ? split.end! : [...split.last, ...split.end!],
+        );
+        counted += Number(r.rows[0].n);
+      }
+      // Counted before any row of this reader was read, so every emitted row comes after.
+      this.#counted = counted;
+    }
+    const n = columns.length;
+    for (const split of this.#splits) {
+      if (split.done) continue;
+      const q = queries.get(split)!;
+      // The scan's own cursor: the last key fetched (ahead of `split.last`, the last emitted).
+      let after = split.last;
+      while (!this.#closed) {
+        const r = await client.query<unknown[]>({
+          text: after === null ? q.first.next : q.after.next,
+          values: after === null ? split.end! : [...after, ...split.end!],
+          rowMode: 'array',
+        });
+        for (const row of r.rows) {
+          const record: Record<string, unknown> = {};
+          for (let i = 0; i < n; i++) record[columns[i]] = row[i];
+          this.#buffer.push({ split, record, key: row.slice(n) as string[] });
+        }
+        if (r.rows.length > 0) {
+          after = r.rows[r.rows.length - 1].slice(n) as string[];
+          this.#wakePoll();
+        }
+        if (r.rows.length < c.batchRows) break;
+        while (this.#buffer.length - this.#head >= BUFFER_ROWS && !this.#closed) {
+          await new Promise<void>((resolve) => {
+            this.#space = resolve;
+          });
+        }
+      }
+      // The split is done once its last buffered row is emitted (see poll), or now if it had none.
+      if (!this.#closed) this.#buffer.push({ split, record: undefined, key: [] });
+    }
+  }
+
+  poll(out: Collector<T>, max: number): PollResult {
+    if (this.#error !== null) throw this.#error;
+    let emitted = 0;
+    while (emitted < max && this.#head < this.#buffer.length) {
+      const row = this.#buffer[this.#head];
+      this.#buffer[this.#head] = undefined as unknown as BufferedRow;
+      this.#head++;
+      if (row.record === undefined) {
+        // The end-of-split mark: every row of the split up to `end` has been emitted.
+        row.split.done = true;
+        continue;
+      }
+      // `last` advances per record so that a snapshot after a failure in chained downstream code
+      // still names exactly the records that were emitted.
+      row.split.last = row.key;
+      emitted++;
+      out.collect(row.record as T);
+    }
+    this.#emitted += emitted;
+    if (this.#head === this.#buffer.length) {
+      this.#buffer.length = 0;
+      this.#head = 0;
+    } else if (this.#head > BUFFER_ROWS) {
+      this.#buffer.splice(0, this.#head);
+      this.#head = 0;
+    }
+    if (this.#space !== null && this.#buffer.length - this.#head < BUFFER_ROWS) {
+      const space = this.#space;
+      this.#space = null;
+      space();
+    }
+    if (emitted > 0) return MORE;
+    if (this.#drained && this.#head === this.#buffer.length) return END;
+    this.#rowsArrived ??= new Promise<void>((resolve) => {
+      this.#rows = resolve;
+    });
+    return { state: 'idle', ms: IDLE_MS, wake: this.#rowsArrived };
+  }
+
+  snapshotState(): unknown[] {
+    return this.#splits.map((s) => ({
+      table: s.table,
+      key: s.key,
+      split: s.split,
+      of: s.of,
+      last: s.last,
+      end: s.end,
+      done: s.done,
+    }));
+  }
+
+  /** Rows counted at start not yet emitted; unknown until counted (or with `countRows: false`). */
+  lag(): SourceLag | undefined {
+    if (this.#counted < 0)
+      return this.#drained && this.#head === this.#buffer.length ? { value: 0, unit: 'records' } : undefined;
+    return { value: Math.max(0, this.#counted - this.#emitted), unit: 'records' };
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#space?.();
+    const client = this.#client;
+    if (client !== null) {
+      client.end().catch((error: unknown) => {
+        console.warn(`weir: sources.postgres (${this.#cfg.table}): closing the connection failed:`, error);
+      });
+    }
+  }
+}
+
+/**
+ * The scan and count statements of one split. `after`: the range starts after a last key
+ * (parameters `$1..$k`), else at the table's start; the end key follows.
+ */
+function splitQueries(
+  select: string,
+  table: string,
+  keyList: string,
+  keyCount: number,
+  split: PostgresSplit,
+  after: boolean,
+  batchRows: number,
+): SplitQueries {
+  const params = (from: number) => Array.from({ length: keyCount }, (_, i) => `$${from + i}`).join(', ');
+  const where: string[] = [];
+  if (after) where.push(`(${keyList}) > (${params(1)})`);
+  where.push(`(${keyList}) <= (${params(after ? keyCount + 1 : 1)})`);
+  if (split.of > 1) {
+    // hashtext is int4; shifted to be non-negative so mod gives 0..of-1.
+    where.push(`mod(hashtext(ROW(${keyList})::text)::bigint + 2147483648, ${split.of}) = ${split.split}`);
+  }
+  const w = where.join(' AND ');
+  return {
+    next: `${select} WHERE ${w} ORDER BY ${keyList} LIMIT ${batchRows}`,
+    count: `SELECT count(*) AS n FROM ${table} WHERE ${w}`,
+  };
+}
+
+/**
+ * Checks the table against the options and returns the record columns: the table exists, every
+ * named column exists, the key columns are NOT NULL, some unique index (not partial, no
+ * expressions) has all its columns within the key, and the key has an ordering.
+ */
+async function checkTable(
+  client: pg.Client,
+  name: string,
+  keyColumns: readonly string[],
+  columns: readonly string[] | undefined,
+): Promise<readonly string[]> {
+  const quoted = quoteName(name);
+  const t = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid::text AS oid', [quoted]);
+  const oid = t.rows[0]?.oid;
+  if (oid == null)
+    throw new PostgresTableNotFoundError(name, { hint: 'sources.postgres reads an existing table' });
+  const a = await client.query<{ attname: string; attnotnull: boolean }>(
+    'SELECT attname, attnotnull FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum',
+    [oid],
+  );
+  const notNull = new Map(a.rows.map((r) => [r.attname, r.attnotnull]));
+  for (const col of [...keyColumns, ...(columns ?? [])]) {
+    if (!notNull.has(col)) throw new PostgresSourceSchemaError(name, `column "${col}" does not exist`);
+  }
+  for (const col of keyColumns) {
+    if (!notNull.get(col)) {
+      throw new PostgresSourceSchemaError(
+        name,
+        `key column "${col}" is nullable; a NULL key cannot be ordered past (declare it NOT NULL)`,
+      );
+    }
+  }
+  const u = await client.query<{ cols: string[] }>(
+    'SELECT ARRAY(SELECT attname::text FROM pg_attribute a WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)) AS cols ' +
+      'FROM pg_index i WHERE i.indrelid = $1::oid AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL',
+    [oid],
+  );
+  if (!u.rows.some((r) => r.cols.every((col) => keyColumns.includes(col)))) {
+    throw new PostgresSourceSchemaError(
+      name,
+      `the key (${keyColumns.join(', ')}) is not unique: no primary key or unique index within its columns`,
+    );
+  }
+  try {
+    await client.query(`EXPLAIN SELECT 1 FROM ${quoted} ORDER BY ${keyColumns.map(quoteName).join(', ')}`);
+  } catch (error) {
+    // 42883: "could not identify an ordering operator for type ...".
+    if ((error as { code?: string }).code === '42883') {
+      throw new PostgresSourceSchemaError(
+        name,
+        `the key (${keyColumns.join(', ')}) has a type with no ordering`,
+        {
+          cause: error,
+        },
+      );
+    }
+    throw error;
+  }
+  return columns ?? a.rows.map((r) => r.attname);
+}
