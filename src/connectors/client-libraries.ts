@@ -14,6 +14,7 @@ import type * as NatsJetStream from '@nats-io/jetstream';
 import type * as NatsTransport from '@nats-io/transport-node';
 import type * as IoRedis from 'ioredis';
 import type Pg from 'pg';
+import type * as PgCopyStreams from 'pg-copy-streams';
 
 function once<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | undefined;
@@ -32,14 +33,29 @@ export const loadIoredis: () => Promise<typeof IoRedis> = once(() => import('ior
 /** `pg` (its default export: Pool, Client, types). */
 export const loadPg: () => Promise<typeof Pg> = once(async () => (await import('pg')).default);
 
-/** The NATS transport (`connect`) and JetStream API. */
-export const loadNats: () => Promise<{
+/** `pg-copy-streams`' `from` (COPY … FROM STDIN), used by the PostgreSQL sink's large commits. */
+export const loadPgCopyFrom: () => Promise<typeof PgCopyStreams.from> = once(
+  async () => (await import('pg-copy-streams')).from,
+);
+
+export interface NatsLibraries {
   readonly transport: typeof NatsTransport;
   readonly jetstream: typeof NatsJetStream;
-}> = once(async () => {
+}
+
+let natsLoaded: NatsLibraries | null = null;
+
+/** The NATS transport (`connect`) and JetStream API. */
+export const loadNats: () => Promise<NatsLibraries> = once(async () => {
   const [transport, jetstream] = await Promise.all([
     import('@nats-io/transport-node'),
     import('@nats-io/jetstream'),
   ]);
-  return { transport, jetstream };
+  natsLoaded = { transport, jetstream };
+  return natsLoaded;
 });
+
+/** The NATS libraries if loaded (an error thrown by them implies they are), else null. */
+export function natsIfLoaded(): NatsLibraries | null {
+  return natsLoaded;
+}

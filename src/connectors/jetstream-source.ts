@@ -29,20 +29,12 @@
  * the client; the ordered consumer resumes after the last message it delivered.
  */
 
-import {
-  type Consumer,
-  type ConsumerMessages,
-  DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Collector } from '../api/functions.js';
 import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
 import { InvalidOptionError, JetStreamSourceError, JetStreamStreamNotFoundError } from '../errors.js';
+import { loadNats, natsIfLoaded } from './client-libraries.js';
 
 export type JetStreamFormat = 'json' | 'string' | 'bytes';
 
@@ -271,7 +263,8 @@ class JetStreamReader<T> implements SourceReader<T> {
   }
 
   async #start(): Promise<void> {
-    const nc = await connect({
+    const { transport, jetstream: natsJs } = await loadNats();
+    const nc = await transport.connect({
       servers: [...this.#cfg.servers],
       name: `weir:jetstream-source:${this.#cfg.stream}`,
     });
@@ -280,7 +273,7 @@ class JetStreamReader<T> implements SourceReader<T> {
       await nc.close();
       return;
     }
-    const jsm = await jetstreamManager(nc);
+    const jsm = await natsJs.jetstreamManager(nc);
     const info = await jsm.streams.info(this.#cfg.stream);
     for (const live of this.#splits) {
       const split = live.split;
@@ -290,12 +283,12 @@ class JetStreamReader<T> implements SourceReader<T> {
       else if (split.end === null) split.end = info.state.last_seq;
       live.done = split.end !== null && split.next > split.end;
     }
-    const js = jetstream(nc);
+    const js = natsJs.jetstream(nc);
     for (const live of this.#splits) {
       if (live.done) continue;
       const consumer = await js.consumers.get(this.#cfg.stream, {
         ...(live.split.filter === null ? {} : { filter_subjects: live.split.filter }),
-        deliver_policy: DeliverPolicy.StartSequence,
+        deliver_policy: natsJs.DeliverPolicy.StartSequence,
         opt_start_seq: live.split.next,
       });
       if (this.#cfg.bounded) {
@@ -436,5 +429,10 @@ class JetStreamReader<T> implements SourceReader<T> {
 
 /** Whether a JetStream API error says the stream does not exist. */
 export function isStreamNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+  const nats = natsIfLoaded(); // not loaded: the error cannot come from the JetStream API
+  return (
+    nats !== null &&
+    error instanceof nats.jetstream.JetStreamApiError &&
+    error.code === nats.jetstream.JetStreamApiCodes.StreamNotFound
+  );
 }

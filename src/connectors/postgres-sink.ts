@@ -38,8 +38,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import type pg from 'pg';
 import type {
   CommitContext,
   CommitRetryOptions,
@@ -48,6 +47,7 @@ import type {
   CommittingSinkWriter,
 } from '../api/committing-sink.js';
 import { InvalidOptionError, PostgresSinkError, PostgresTableNotFoundError } from '../errors.js';
+import { loadPg, loadPgCopyFrom } from './client-libraries.js';
 import { custom } from './custom-sink.js';
 import { WriteThroughWriter } from './write-through-writer.js';
 
@@ -95,11 +95,16 @@ const COPY_CHUNK_ROWS = 5000;
  * literals, objects as JSON, Buffers as they are), so that a COPY writes exactly what the same
  * value as an INSERT parameter writes. Not in pg's typings; a stable part of its API since v7.
  */
-const prepareValue = (
-  createRequire(import.meta.url)('pg/lib/utils.js') as {
-    prepareValue(value: unknown): string | Buffer | null;
-  }
-).prepareValue;
+let pgPrepareValue: ((value: unknown) => string | Buffer | null) | undefined;
+function prepareValue(value: unknown): string | Buffer | null {
+  // Loaded on first use, like the driver itself (see client-libraries.ts).
+  pgPrepareValue ??= (
+    createRequire(import.meta.url)('pg/lib/utils.js') as {
+      prepareValue(value: unknown): string | Buffer | null;
+    }
+  ).prepareValue;
+  return pgPrepareValue(value);
+}
 
 export function postgres<T extends Record<string, unknown>>(
   options: PostgresSinkOptions,
@@ -148,7 +153,7 @@ export function postgres<T extends Record<string, unknown>>(
     ...(o.commitRetry ? { commitRetry: o.commitRetry } : {}),
     createWriter(ctx) {
       const pool = newPool(o.connection, o.table);
-      const ready = prepareTable(pool, o.table, table, o.createTable, upsertKey);
+      const ready = pool.then((p) => prepareTable(p, o.table, table, o.createTable, upsertKey));
       const markerId = `${o.writer ?? `${o.table}:${ctx.operatorName}`}/${randomBytes(6).toString('hex')}/${ctx.subtaskIndex}`;
       const shape = { table: o.table, columns, upsertKey };
       return ctx.checkpointingMode === 'exactly-once'
@@ -157,14 +162,17 @@ export function postgres<T extends Record<string, unknown>>(
     },
     createCommitter(): Committer<PostgresTransaction> {
       // Connected lazily: under at-least-once nothing is staged and nothing committed.
-      let pool: pg.Pool | null = null;
+      let pool: Promise<pg.Pool> | null = null;
       let markers: Promise<void> | null = null;
       const statements = new InsertStatements();
       return {
         async commit(tx, cctx) {
-          pool ??= newPool(o.connection, o.table);
-          markers ??= createMarkerTable(pool, markerTable);
-          const p = pool;
+          pool ??= newPool(o.connection, o.table).catch((error: unknown) => {
+            pool = null;
+            throw error;
+          });
+          const p = await pool;
+          markers ??= createMarkerTable(p, markerTable);
           await markers.catch((error: unknown) => {
             markers = null;
             throw error;
@@ -172,7 +180,7 @@ export function postgres<T extends Record<string, unknown>>(
           await commitTransaction(p, statements, table, markerTable, o.table, tx, cctx, upsertKey);
         },
         async close() {
-          await pool?.end();
+          await (await pool?.catch(() => null))?.end();
         },
       };
     },
@@ -333,6 +341,7 @@ async function copyRows(
   await client.query(
     `CREATE TEMP TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${table} WITH NO DATA`,
   );
+  const copyFrom = await loadPgCopyFrom();
   await pipeline(Readable.from(copyText(rows)), client.query(copyFrom(`COPY ${stage} (${cols}) FROM STDIN`)));
   const insert = insertStatement(table, columns, 1, upsertKey).replace(
     /VALUES \([^)]*\)/,
@@ -341,7 +350,9 @@ async function copyRows(
   await client.query(insert);
 }
 
-function newPool(connection: string | pg.ClientConfig, table: string): pg.Pool {
+/** A pool of one connection (`pg` loads on first use). */
+async function newPool(connection: string | pg.ClientConfig, table: string): Promise<pg.Pool> {
+  const pg = await loadPg();
   const pool = new pg.Pool({
     ...(typeof connection === 'string' ? { connectionString: connection } : connection),
     max: 1,
@@ -510,7 +521,7 @@ class StagingWriter<T extends Record<string, unknown>>
   #checked: Promise<void> | null = null;
 
   constructor(
-    readonly pool: pg.Pool,
+    readonly pool: Promise<pg.Pool>,
     readonly ready: Promise<void>,
     readonly markerId: string,
     readonly shape: TableShape,
@@ -527,7 +538,7 @@ class StagingWriter<T extends Record<string, unknown>>
   async preCommit(): Promise<PostgresTransaction | undefined> {
     let rows = this.#rows;
     this.#rows = [];
-    this.#checked ??= this.ready.then(() => this.pool.end());
+    this.#checked ??= this.ready.then(async () => (await this.pool).end());
     await this.#checked;
     if (rows.length === 0) return undefined;
     const columns = this.#mapper.columns!;
@@ -536,7 +547,7 @@ class StagingWriter<T extends Record<string, unknown>>
   }
 
   async close(): Promise<void> {
-    if (this.#checked === null) await this.pool.end();
+    if (this.#checked === null) await (await this.pool.catch(() => null))?.end();
     else await this.#checked.catch(() => undefined);
   }
 }
@@ -547,7 +558,7 @@ class DirectWriter<T extends Record<string, unknown>> extends WriteThroughWriter
   readonly #statements = new InsertStatements();
 
   constructor(
-    readonly pool: pg.Pool,
+    readonly pool: Promise<pg.Pool>,
     ready: Promise<void>,
     readonly table: string,
     readonly shape: TableShape,
@@ -564,9 +575,9 @@ class DirectWriter<T extends Record<string, unknown>> extends WriteThroughWriter
     return this.shape.upsertKey ? lastPerKey(this.#mapper.columns!, rows, this.shape.upsertKey) : rows;
   }
 
-  protected send(rows: unknown[][]): Promise<void> {
+  protected async send(rows: unknown[][]): Promise<void> {
     return insertRows(
-      this.pool,
+      await this.pool,
       this.#statements,
       this.table,
       this.#mapper.columns!,
@@ -579,7 +590,7 @@ class DirectWriter<T extends Record<string, unknown>> extends WriteThroughWriter
     return sinkError(this.shape.table, 'inserting', error);
   }
 
-  protected closeClient(): Promise<void> {
-    return this.pool.end();
+  protected async closeClient(): Promise<void> {
+    await (await this.pool.catch(() => null))?.end();
   }
 }

@@ -33,7 +33,7 @@
  * buffer of at most {@link BUFFER_ROWS}; the next batch is asked for only when it has room.
  */
 
-import pg from 'pg';
+import type pg from 'pg';
 import type { Collector } from '../api/functions.js';
 import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
 import {
@@ -42,6 +42,7 @@ import {
   PostgresSourceSchemaError,
   PostgresTableNotFoundError,
 } from '../errors.js';
+import { loadPg } from './client-libraries.js';
 import { quoteName } from './postgres-sink.js';
 
 export interface PostgresSourceOptions {
@@ -267,6 +268,8 @@ class PostgresReader<T> implements SourceReader<T> {
 
   async #scan(): Promise<void> {
     const c = this.#cfg;
+    const pg = await loadPg();
+    if (this.#closed) return;
     const client = new pg.Client(
       typeof c.connection === 'string' ? { connectionString: c.connection } : c.connection,
     );
