@@ -34,7 +34,6 @@ export {
 export type {
   ChannelOptions,
   CheckpointingOptions,
-  CheckpointMode,
   JobOptions,
   RestartStrategyOptions,
 } from './coordinator/job-options.js';
@@ -45,5 +44,5 @@ export * from './errors.js';
 export { describePlan, type PlanSummary, planSummary } from './graph/describe-plan.js';
 export type { ExecutionPlan, JobEdge, JobVertex } from './graph/execution-plan.js';
 export * from './log/index.js';
+export type { InjectedFault } from './protocol/injected-fault.js';
 export * from './verify/index.js';
-export type { InjectedFault } from './worker/fault-injection.js';

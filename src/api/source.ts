@@ -68,8 +68,14 @@ export interface Source<T> {
   createReader(ctx: SourceContext): SourceReader<T>;
 }
 
-/** How the job checkpoints; sinks decide from it whether to run two-phase commit. */
+/**
+ * How the job checkpoints; sinks decide from it whether to run two-phase commit. The one
+ * definition of the checkpointing mode: {@link CheckpointMode} is this without `'none'`.
+ */
 export type CheckpointingMode = 'exactly-once' | 'at-least-once' | 'none';
+
+/** The guarantee of a job that checkpoints (`checkpointing.mode`, the barrier handler, restore planning). */
+export type CheckpointMode = Exclude<CheckpointingMode, 'none'>;
 
 export interface SinkContext extends RuntimeContext {
   readonly checkpointingMode: CheckpointingMode;

@@ -7,7 +7,8 @@
  * any JS number (including the final watermark, +Infinity) round-trips exactly.
  */
 import { ChannelProtocolError } from '../errors.js';
-import { assertNever, type ControlFrame } from './frame.js';
+import { assertNever } from '../util/assert-never.js';
+import type { ControlFrame } from './frame.js';
 import {
   BARRIER_CHECKPOINT_ID,
   BARRIER_PAYLOAD_BYTES,

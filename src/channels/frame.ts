@@ -1,7 +1,7 @@
 /**
  * The data-plane vocabulary: everything that travels through a channel, in order.
  *
- * A closed union keyed on `kind`; every `switch` over it ends in {@link assertNever}.
+ * A closed union keyed on `kind`; every `switch` over it ends in `assertNever` (`src/util/assert-never.ts`).
  * Barriers, cancel markers and watermarks travel in the same ring as record batches, so
  * a barrier can never overtake a record that was written before it.
  *
@@ -53,7 +53,3 @@ export interface EndOfPartition {
 export type ControlFrame = CheckpointBarrier | CancelCheckpointMarker | Watermark | EndOfPartition;
 export type Frame = RecordsFrame | ControlFrame;
 export type FrameKind = Frame['kind'];
-
-export function assertNever(value: never, what = 'value'): never {
-  throw new TypeError(`unexpected ${what}: ${JSON.stringify(value)}`);
-}

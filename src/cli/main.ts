@@ -355,6 +355,6 @@ function printSummary(r: JobResult, wallMs: number, loadMs: number): void {
 }
 
 async function demoCommand(): Promise<number> {
-  const { runDemo } = await import('./demo.js');
+  const { runDemo } = await import('../demo/demo.js');
   return runDemo();
 }

@@ -25,12 +25,12 @@
  * ended tasks directly, and still wait for every task's acknowledgement.
  */
 
-import { assertNever } from '../channels/frame.js';
 import {
   CheckpointDeclinedError,
   type CheckpointFailureReason,
   type CheckpointFailureThresholdError,
 } from '../errors.js';
+import { assertNever } from '../util/assert-never.js';
 import {
   type CheckpointCoordinatorOptions,
   type ResolvedCheckpointCoordinatorOptions,

@@ -16,9 +16,9 @@
  * count restarts from 0.
  */
 
-import { assertNever } from '../channels/frame.js';
 import type { CheckpointFailureReason } from '../errors.js';
 import { CheckpointFailureThresholdError, InvalidOptionError } from '../errors.js';
+import { assertNever } from '../util/assert-never.js';
 import type { CheckpointKind } from './checkpoint-kind.js';
 
 export type CheckpointFailureDecision =

@@ -1,7 +1,7 @@
 /** Why a checkpoint was taken. */
 
 import type { CheckpointType } from '../channels/frame.js';
-import { assertNever } from '../channels/frame.js';
+import { assertNever } from '../util/assert-never.js';
 
 /**
  * - `periodic`: the coordinator's own schedule (`interval`).

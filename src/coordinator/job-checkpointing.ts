@@ -26,15 +26,15 @@ import {
   TaskFailureError,
 } from '../errors.js';
 import { DEFAULT_UID_SCHEME, isStatefulOperator } from '../graph/operator-uid.js';
-import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
-import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
-import { operatorStatePackr } from '../worker/snapshot-storage.js';
+import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
   TaskCheckpointConfig,
   TaskEvent,
   TaskRestoreState,
   TaskSnapshotHandles,
-} from '../worker/task-deployment.js';
+} from '../protocol/task-deployment.js';
+import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
+import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { CheckpointCoordinator } from './checkpoint-coordinator.js';
 import { checkpointTypeOf } from './checkpoint-kind.js';
 import type { CompletedCheckpoint } from './completed-checkpoint.js';

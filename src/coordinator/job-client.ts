@@ -24,9 +24,9 @@ import {
 } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
+import type { OperatorMetrics, TaskEvent } from '../protocol/task-deployment.js';
 import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
-import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
-import type { OperatorMetrics, TaskEvent } from '../worker/task-deployment.js';
 import { JobCheckpointing } from './job-checkpointing.js';
 import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';

@@ -4,6 +4,7 @@
  */
 
 import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';
+import type { CheckpointMode } from '../api/source.js';
 import {
   type BufferDebloatOptions,
   bufferDebloatOptions,
@@ -15,7 +16,7 @@ import {
   resolveDashboardOptions,
 } from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 
@@ -23,8 +24,6 @@ export type { RestartStrategyOptions };
 
 import { DEFAULT_FULL_EVERY } from '../state/incremental-chain.js';
 import { DEFAULT_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM } from '../state/key-groups.js';
-
-export type CheckpointMode = 'exactly-once' | 'at-least-once';
 
 export interface CheckpointingOptions {
   /** Milliseconds between checkpoint triggers. */

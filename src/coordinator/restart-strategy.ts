@@ -14,8 +14,8 @@
  *   restarts between two resets (default unlimited, as in Flink).
  */
 
-import { assertNever } from '../channels/frame.js';
 import { InvalidOptionError } from '../errors.js';
+import { assertNever } from '../util/assert-never.js';
 
 export type RestartStrategyOptions =
   | { readonly type: 'none' }

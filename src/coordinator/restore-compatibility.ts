@@ -14,8 +14,8 @@
 import type { OrphanedState } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { DEFAULT_UID_SCHEME, legacyUidOf } from '../graph/operator-uid.js';
+import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
-import { CHANNEL_STATE_CHUNK } from '../worker/channel-state/channel-state-recorder.js';
 
 export type RestoreCompatibility =
   /** `nonRestored`: state that will be dropped (non-empty only with `allowNonRestoredState`). */

@@ -4,6 +4,7 @@
  * decision value; the caller does the I/O.
  */
 
+import type { CheckpointMode } from '../api/source.js';
 import { type FailureKind, WeirError } from '../errors.js';
 import type { RestartDecision } from './restart-strategy.js';
 
@@ -62,7 +63,7 @@ export interface RestoreFacts<C extends RestoreCandidate> {
    * The run's guarantee. Under `at-least-once` duplicates after a restore are within the
    * contract, so a fallback past damaged checkpoints is allowed (with a warning).
    */
-  readonly mode: 'exactly-once' | 'at-least-once';
+  readonly mode: CheckpointMode;
   /** The user accepted duplicates from a fallback (`allowFallbackPastDamaged`). */
   readonly allowFallbackPastDamaged: boolean;
 }

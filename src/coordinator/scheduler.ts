@@ -19,7 +19,7 @@ import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -28,10 +28,10 @@ import type {
   TaskControl,
   TaskDeployment,
   TaskEvent,
+  TaskFailureDescription,
   TaskRestoreState,
-} from '../worker/task-deployment.js';
-import type { TaskResult } from '../worker/task-entry.js';
-import type { TaskFailureDescription } from '../worker/task-failure-description.js';
+  TaskResult,
+} from '../protocol/task-deployment.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 

@@ -11,14 +11,16 @@
 
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { taskKey } from '../graph/task-id.js';
+import {
+  CHANNEL_STATE_CHUNK,
+  type ChannelStateChunkRef,
+  OPERATOR_STATE_CHUNK,
+} from '../protocol/snapshot-chunks.js';
+import type { TaskRestoreState } from '../protocol/task-deployment.js';
 import { keyGroupRangeContains, keyGroupRangeFor } from '../state/key-groups.js';
 import { redistributeOperatorState } from '../state/redistribute-operator-state.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
-import { CHANNEL_STATE_CHUNK } from '../worker/channel-state/channel-state-recorder.js';
-import type { ChannelStateChunkRef } from '../worker/channel-state/channel-state-replay.js';
-import { OPERATOR_STATE_CHUNK } from '../worker/snapshot-storage.js';
-import type { TaskRestoreState } from '../worker/task-deployment.js';
 
 export function planTaskRestores(
   plan: ExecutionPlan,

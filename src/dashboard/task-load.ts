@@ -7,7 +7,7 @@
  * Pure: the caller passes the sample's time. O(1) per sample.
  */
 
-import type { TaskLoadMetrics } from '../worker/task-deployment.js';
+import type { TaskLoadMetrics } from '../protocol/task-deployment.js';
 
 export interface LoadShares {
   /** Shares of the last interval, each in [0, 1], summing to 1. */

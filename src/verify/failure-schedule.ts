@@ -8,7 +8,7 @@
  * only the rest); a failure whose record never comes does not fire, and the report says so.
  */
 
-import type { InjectedFault } from '../worker/fault-injection.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 
 /** The failure kinds `weir verify` can inject today. */
 export const FAILURE_KINDS = ['throw', 'exit'] as const;

@@ -5,6 +5,8 @@
  * the order of their keys. Cost: O(n) canonicalisations and map operations per side.
  */
 
+import type { CheckpointMode } from '../api/source.js';
+
 /** Canonical text of a record: equal records, equal text. */
 export function canonicalRecord(value: unknown): string {
   return JSON.stringify(canonicalValue(value)) ?? 'undefined';
@@ -135,6 +137,6 @@ export function compareOutputs(
 }
 
 /** Whether a difference breaks the guarantee of `mode`: any difference for exactly-once, a loss for at-least-once. */
-export function violates(d: OutputDifference, mode: 'exactly-once' | 'at-least-once'): boolean {
+export function violates(d: OutputDifference, mode: CheckpointMode): boolean {
   return mode === 'exactly-once' ? d.lostCount + d.duplicateCount + d.unexpectedCount > 0 : d.lostCount > 0;
 }

@@ -18,12 +18,13 @@
 
 import { isCommittingSink } from '../api/committing-sink.js';
 import { buildStreamGraph } from '../api/define-job.js';
+import type { CheckpointMode } from '../api/source.js';
 import { type JobResult, startJob } from '../coordinator/job-client.js';
 import { InvalidOptionError, VerifyNothingToCompareError, VerifyUnsupportedSinkError } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
-import type { InjectedFault } from '../worker/fault-injection.js';
-import { importJobModule, jobModuleUrl } from '../worker/job-module.js';
+import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
+import type { InjectedFault } from '../protocol/injected-fault.js';
 import { FAILURE_KINDS, type FailureKind, type FailureTarget, planFailures } from './failure-schedule.js';
 import { type LikelyCause, likelyCauses } from './likely-causes.js';
 import { compareOutputs, multisetDifference, type OutputDifference, violates } from './output-multiset.js';
@@ -36,7 +37,7 @@ export interface VerifyOptions {
   /** Failure kinds to choose from. Default all of {@link FAILURE_KINDS}. */
   readonly kinds?: readonly FailureKind[];
   /** The guarantee to check. Default 'exactly-once'. */
-  readonly mode?: 'exactly-once' | 'at-least-once';
+  readonly mode?: CheckpointMode;
   /** Default 1. */
   readonly parallelism?: number;
   readonly args?: Readonly<Record<string, string>>;
@@ -89,7 +90,7 @@ export interface ResolvedVerifyOptions {
   readonly failures: number;
   readonly seed: number;
   readonly kinds: readonly FailureKind[];
-  readonly mode: 'exactly-once' | 'at-least-once';
+  readonly mode: CheckpointMode;
   readonly parallelism: number;
   readonly args: Readonly<Record<string, string>>;
   readonly checkpointInterval: number;

@@ -11,6 +11,7 @@
  */
 
 import type { JobVertex } from '../graph/execution-plan.js';
+import type { TaskDeployment } from '../protocol/task-deployment.js';
 import { HeapKeyedStateBackend } from '../state/heap-keyed-state-backend.js';
 import { IncrementalChain } from '../state/incremental-chain.js';
 import type { KeyGroupChunk } from '../state/key-group-chunk.js';
@@ -19,7 +20,6 @@ import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { LmdbKeyedStateBackend } from '../state/lmdb-keyed-state-backend.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
-import type { TaskDeployment } from './task-deployment.js';
 
 export interface KeyedBackendFactory {
   /** Reads restore chunks before the chain is built. */

@@ -6,15 +6,11 @@
  * keeps as the chain its next delta builds on.
  */
 
-import { Packr } from 'msgpackr';
-import { encodeValue, msgpackValueOptions } from '../channels/msgpack-values.js';
-import { ValueNotSerializableError } from '../errors.js';
+import { operatorStatePackr, packOperatorState } from '../protocol/operator-state-codec.js';
+import { OPERATOR_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
+import type { TaskDeployment } from '../protocol/task-deployment.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
-import type { TaskDeployment } from './task-deployment.js';
-
-/** Chunk name of an operator's operator-state entries. */
-export const OPERATOR_STATE_CHUNK = 'operator-state';
 
 export interface KeyedChunk {
   readonly name: string;
@@ -31,37 +27,6 @@ export interface TaskSnapshotStorage {
   ): Promise<{ handles: ChunkHandle[]; keyedHandles: ChunkHandle[]; bytes: number }>;
   readChunk(handle: ChunkHandle): Uint8Array;
   close(): Promise<void>;
-}
-
-/**
- * One codec for operator-state chunks, used by tasks (write) and the restore planner (read).
- * Operator state carries user values (a collect sink's sealed records, a custom sink's
- * committables), so it keeps them as keyed state does: Sets, BigInts, Dates, and with
- * {@link packOperatorState} -0 and Maps (msgpack-values.ts); a function is an error.
- */
-export function operatorStatePackr(): Packr {
-  return new Packr({ useRecords: false, useBigIntExtension: true, ...msgpackValueOptions('operator state') });
-}
-
-/**
- * Packs one operator's operator-state entries with {@link operatorStatePackr}'s codec, keeping -0
- * and Maps; a value that cannot be stored is a {@link ValueNotSerializableError} naming the operator.
- */
-export function packOperatorState(
-  packr: Packr,
-  operatorUid: string,
-  entries: readonly unknown[],
-): Uint8Array {
-  try {
-    return packr.pack(encodeValue(entries, true));
-  } catch (err) {
-    if (err instanceof ValueNotSerializableError)
-      throw new ValueNotSerializableError(`operator state of ${operatorUid}`, err.reason, {
-        cause: err,
-        operator: operatorUid,
-      });
-    throw err;
-  }
 }
 
 export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapshotStorage> {

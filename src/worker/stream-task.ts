@@ -24,29 +24,26 @@
 import type { MessagePort } from 'node:worker_threads';
 import { consoleLogger, type Logger } from '../api/logger.js';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
-import { assertNever } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
-import type { ChunkHandle } from '../state/storage/chunk-handle.js';
-import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
-import type { BusyMarker } from './busy-marker.js';
-import {
-  CHANNEL_STATE_CHUNK,
-  type ChannelStateBatch,
-  type ChannelStateRecorder,
-} from './channel-state/channel-state-recorder.js';
-import type { ReplayBatch } from './channel-state/channel-state-replay.js';
-import type { OperatorChain } from './operator-chain.js';
-import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
-import { SourceOperator } from './operators/source-operator.js';
-import type { OperatorSnapshot } from './operators/stream-operator.js';
-import type { TaskSnapshotStorage } from './snapshot-storage.js';
+import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
 import type {
   OperatorMetrics,
   TaskCheckpointConfig,
   TaskControl,
   TaskEvent,
   TaskLoadMetrics,
-} from './task-deployment.js';
+} from '../protocol/task-deployment.js';
+import type { ChunkHandle } from '../state/storage/chunk-handle.js';
+import { assertNever } from '../util/assert-never.js';
+import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
+import type { BusyMarker } from './busy-marker.js';
+import type { ChannelStateBatch, ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
+import type { ReplayBatch } from './channel-state/channel-state-replay.js';
+import type { OperatorChain } from './operator-chain.js';
+import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
+import { SourceOperator } from './operators/source-operator.js';
+import type { OperatorSnapshot } from './operators/stream-operator.js';
+import type { TaskSnapshotStorage } from './snapshot-storage.js';
 import { TaskTimeMeter } from './task-time-meter.js';
 import type { TaskTime } from './timers/task-time.js';
 import { WatermarkValve } from './timers/watermark-valve.js';

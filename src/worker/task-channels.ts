@@ -13,8 +13,8 @@ import {
   HashPartitioner,
   type Partitioner,
 } from '../graph/partitioner.js';
+import type { TaskDeployment } from '../protocol/task-deployment.js';
 import type { Output } from './operators/stream-operator.js';
-import type { TaskDeployment } from './task-deployment.js';
 
 /**
  * Routes records of one edge to its channels. Broadcast writes (and encodes) once per channel. On a

@@ -16,29 +16,22 @@ import type { SinkContext } from '../api/source.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { createPartitionerFor } from '../graph/partitioner.js';
 import { formatTaskId } from '../graph/task-id.js';
+import { importJobModule } from '../loader/job-module.js';
+import type { TaskDeployment, TaskEvent, TaskResult } from '../protocol/task-deployment.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
 import { BusyMarker } from './busy-marker.js';
 import { ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
 import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
-import { importJobModule } from './job-module.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
 import type { Output, WatermarkOutput } from './operators/stream-operator.js';
 import { openChunkReader, openSnapshotStorage, type TaskSnapshotStorage } from './snapshot-storage.js';
 import { StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
-import type { OperatorMetrics, TaskDeployment, TaskEvent } from './task-deployment.js';
-import { describeFailure, type TaskFailureDescription } from './task-failure-description.js';
+import { describeFailure } from './task-failure-description.js';
 import { taskLogger } from './task-logger.js';
 import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
-
-export type TaskResult =
-  | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
-  | {
-      readonly state: 'failed';
-      readonly failure: TaskFailureDescription;
-    };
 
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   const post = (e: TaskEvent) => d.eventPort.postMessage(e);

@@ -1,40 +1,18 @@
 /**
- * How a task's failure travels from its worker thread to the scheduler: plain strings and flags
- * (a structured clone of the original error could itself fail, e.g. on a function-valued field),
- * enough to rebuild the user's error on the main thread and to rank it among the attempt's other
- * failures (see coordinator/failure-attribution.ts).
+ * Turns the error a task failed with into the {@link TaskFailureDescription} that travels from its
+ * worker thread to the scheduler (the type is in protocol/task-deployment.ts, which says why it is
+ * plain strings and flags).
  */
 
 import {
   AsyncUserFunctionError,
   ChannelClosedError,
-  type FailureKind,
   KeyNotSerializableError,
   ValueNotSerializableError,
   WeirError,
 } from '../errors.js';
+import type { TaskFailureDescription } from '../protocol/task-deployment.js';
 import { UserCodeError } from './operators/stream-operator.js';
-
-export interface TaskFailureDescription {
-  /** The operator whose user code threw, if the failure came from user code. */
-  readonly operator: string | undefined;
-  /** `Name: message` of the original error. */
-  readonly message: string;
-  readonly stack: string | undefined;
-  /** The original error's `name` and `message`, to rebuild it as the failure's `cause`. */
-  readonly errorName: string;
-  readonly errorMessage: string;
-  /**
-   * True when this failure is a consequence of another one: a peer closed a channel this task
-   * used (it failed, or teardown closed it), or teardown cancelled this task. The scheduler never
-   * reports such a failure as the attempt's cause while it knows a root cause.
-   */
-  readonly consequence: boolean;
-  /** The original error's kind (a WeirError's own, else `task`): `fatal` ends the job without restarts. */
-  readonly failureKind: FailureKind;
-  /** The original error's `code`, when it had one (`ERR_WEIR_ASYNC_USER_FUNCTION`, ...). */
-  readonly errorCode: string | undefined;
-}
 
 /** Name of the error a task's loop throws when the scheduler cancels it (see stream-task.ts). */
 const TASK_CANCELLED = 'TaskCancelledError';

@@ -7,7 +7,7 @@
  */
 
 import { errorField, LOG_LEVELS, type Logger, type LogLevel } from '../api/logger.js';
-import type { TaskEvent } from './task-deployment.js';
+import type { TaskEvent } from '../protocol/task-deployment.js';
 
 /** A logger whose records are posted as `log` events; `fields` are added to every record. */
 export function taskLogger(post: (event: TaskEvent) => void, fields: Record<string, unknown> = {}): Logger {

@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runDemoWith } from '../../dist/cli/demo.js';
-import { computeExpectation } from '../../dist/cli/demo-verify.js';
+import { runDemoWith } from '../../dist/demo/demo.js';
+import { computeExpectation } from '../../dist/demo/demo-verify.js';
 import { threadCount, threadCountSettles } from './helpers.js';
 
 const outDir = mkdtempSync(join(tmpdir(), 'weir-demo-e2e-'));

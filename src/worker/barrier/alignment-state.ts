@@ -32,8 +32,8 @@
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
-import { assertNever } from '../../channels/frame.js';
 import { BarrierProtocolError } from '../../errors.js';
+import { assertNever } from '../../util/assert-never.js';
 import type { BarrierEffect } from './barrier-effect.js';
 import {
   acceptBarrier,

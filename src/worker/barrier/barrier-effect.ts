@@ -4,8 +4,8 @@
  */
 
 import type { CheckpointBarrier } from '../../channels/frame.js';
-import { assertNever } from '../../channels/frame.js';
 import type { CheckpointFailureReason } from '../../errors.js';
+import { assertNever } from '../../util/assert-never.js';
 import type {
   AbortOrigin,
   BarrierAlignmentMetrics,

@@ -1,16 +1,15 @@
 /** Picks the barrier handler for a checkpointing mode. */
 
-import { assertNever } from '../../channels/frame.js';
+import type { CheckpointMode } from '../../api/source.js';
+import { assertNever } from '../../util/assert-never.js';
 import { AligningBarrierHandler, type BarrierHandlerOptions } from './aligning-barrier-handler.js';
 import type { BarrierHandler } from './barrier-handler.js';
 import { TrackingBarrierHandler } from './tracking-barrier-handler.js';
 import { UnalignedBarrierHandler } from './unaligned-barrier-handler.js';
 
-export type CheckpointingMode = 'exactly-once' | 'at-least-once';
-
 /** `unaligned` applies to exactly-once only (at-least-once never aligns anyway). */
 export function createBarrierHandler(
-  mode: CheckpointingMode,
+  mode: CheckpointMode,
   options: BarrierHandlerOptions & { readonly unaligned?: boolean },
 ): BarrierHandler {
   switch (mode) {

@@ -39,9 +39,6 @@ export function channelStatePackr(): Packr {
   return new Packr({ useRecords: false, moreTypes: true });
 }
 
-/** Chunk name of a task's channel state, stored under its head operator's uid. */
-export const CHANNEL_STATE_CHUNK = 'channel-state';
-
 export class ChannelStateRecorder {
   readonly #channels: readonly RecordedChannel[];
   /** Per gate channel: how many open recordings include it. */

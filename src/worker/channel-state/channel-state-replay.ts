@@ -11,15 +11,8 @@
 
 import type { ExecutionPlan } from '../../graph/execution-plan.js';
 import { createPartitionerFor, type Partitioner } from '../../graph/partitioner.js';
+import type { ChannelStateChunkRef } from '../../protocol/snapshot-chunks.js';
 import { type ChannelStateBatch, channelStatePackr } from './channel-state-recorder.js';
-
-export interface ChannelStateChunkRef<H> {
-  /** Subtask of the checkpoint that recorded it. */
-  readonly fromSubtask: number;
-  /** The vertex's parallelism in the checkpoint. */
-  readonly fromParallelism: number;
-  readonly handle: H;
-}
 
 export interface ReplayBatch {
   readonly inputIndex: 0 | 1;

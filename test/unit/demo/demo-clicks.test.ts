@@ -6,7 +6,7 @@ import {
   DEMO_PAGES,
   DEMO_WINDOW_MS,
   demoWindowStart,
-} from '../../../src/cli/demo-clicks.js';
+} from '../../../src/demo/demo-clicks.js';
 
 describe('clickAt', () => {
   it('is deterministic and keeps the sequence number', () => {

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PollResult, SourceContext, SourceReader } from '../../../src/api/source.js';
-import { clickAt, partitionEnd } from '../../../src/cli/demo-clicks.js';
-import { feedClicks } from '../../../src/cli/demo-feed.js';
-import { logUntilEnds } from '../../../src/cli/demo-log-source.js';
-import type { LoggedClick } from '../../../src/cli/demo-records.js';
-import { readCommittedJsonl } from '../../../src/cli/demo-run.js';
 import { log as logSource } from '../../../src/connectors/log-source.js';
+import { clickAt, partitionEnd } from '../../../src/demo/demo-clicks.js';
+import { feedClicks } from '../../../src/demo/demo-feed.js';
+import { logUntilEnds } from '../../../src/demo/demo-log-source.js';
+import type { LoggedClick } from '../../../src/demo/demo-records.js';
+import { readCommittedJsonl } from '../../../src/demo/demo-run.js';
 import { openLog } from '../../../src/log/log.js';
 
 const dirs: string[] = [];

@@ -1,16 +1,16 @@
 /** From a scripted observation to the figures: latency, recovery, checkpoint means, timeline. */
 
 import { describe, expect, it } from 'vitest';
-import { clickAt, demoWindowStart } from '../../../src/cli/demo-clicks.js';
+import type { CompletedCheckpointStats } from '../../../src/coordinator/job-client.js';
+import { clickAt, demoWindowStart } from '../../../src/demo/demo-clicks.js';
 import {
   commitTimes,
   type ModeObservation,
   measureMode,
   throughputTimeline,
-} from '../../../src/cli/demo-measurements.js';
-import type { DemoOutputRecord, WindowCount } from '../../../src/cli/demo-records.js';
-import { computeExpectation } from '../../../src/cli/demo-verify.js';
-import type { CompletedCheckpointStats } from '../../../src/coordinator/job-client.js';
+} from '../../../src/demo/demo-measurements.js';
+import type { DemoOutputRecord, WindowCount } from '../../../src/demo/demo-records.js';
+import { computeExpectation } from '../../../src/demo/demo-verify.js';
 
 const T0 = 1_000_000;
 const N = 100;

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Sink, SinkContext } from '../../../src/api/source.js';
-import { probeSink } from '../../../src/cli/demo-probe-sink.js';
-import type { ProbeStamp } from '../../../src/cli/demo-records.js';
+import { probeSink } from '../../../src/demo/demo-probe-sink.js';
+import type { ProbeStamp } from '../../../src/demo/demo-records.js';
 
 type Rec = { seq: number } & Partial<ProbeStamp>;
 

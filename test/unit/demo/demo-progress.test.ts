@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressReporter } from '../../../src/cli/demo-progress.js';
+import { ProgressReporter } from '../../../src/demo/demo-progress.js';
 
 const CLEAR_LINE = '\r\x1b[2K';
 

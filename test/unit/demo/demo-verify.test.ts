@@ -6,9 +6,9 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { clickAt, DEMO_WINDOW_MS, demoWindowStart } from '../../../src/cli/demo-clicks.js';
-import type { CountedClick, WindowCount } from '../../../src/cli/demo-records.js';
-import { computeExpectation, demoExitCode, verifyDemoOutput } from '../../../src/cli/demo-verify.js';
+import { clickAt, DEMO_WINDOW_MS, demoWindowStart } from '../../../src/demo/demo-clicks.js';
+import type { CountedClick, WindowCount } from '../../../src/demo/demo-records.js';
+import { computeExpectation, demoExitCode, verifyDemoOutput } from '../../../src/demo/demo-verify.js';
 
 const N = 3000;
 const USERS = 200;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveJobOptions } from '../../../src/coordinator/job-options.js';
 import { InjectedFailureError, InvalidOptionError, UnknownOptionError } from '../../../src/errors.js';
-import { armFault, type InjectedFault } from '../../../src/worker/fault-injection.js';
+import type { InjectedFault } from '../../../src/protocol/injected-fault.js';
+import { armFault } from '../../../src/worker/fault-injection.js';
 import {
   AbstractStreamOperator,
   type StreamOperator,

@@ -10,10 +10,10 @@ import { buildStreamGraph, type JobDefinition } from '../../../../src/api/define
 import { consoleLogger } from '../../../../src/api/logger.js';
 import type { SinkContext } from '../../../../src/api/source.js';
 import { buildExecutionPlan } from '../../../../src/graph/build-execution-plan.js';
+import type { TaskEvent } from '../../../../src/protocol/task-deployment.js';
 import { findVertex, OperatorChain } from '../../../../src/worker/operator-chain.js';
 import type { TaskSnapshotStorage } from '../../../../src/worker/snapshot-storage.js';
 import { StreamTask } from '../../../../src/worker/stream-task.js';
-import type { TaskEvent } from '../../../../src/worker/task-deployment.js';
 import { TaskTime } from '../../../../src/worker/timers/task-time.js';
 
 export function inThreadTask(def: JobDefinition, name: string) {

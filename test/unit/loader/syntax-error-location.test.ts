@@ -7,7 +7,7 @@ import {
   locateSyntaxError,
   parseEsbuildLocation,
   parseSyntaxErrorBanner,
-} from '../../../src/worker/syntax-error-location.js';
+} from '../../../src/loader/syntax-error-location.js';
 
 describe('parseSyntaxErrorBanner', () => {
   it('reads the line from the header and the column from the caret (1-based)', () => {

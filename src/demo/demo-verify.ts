@@ -18,7 +18,7 @@
  * Cost: O(n + output) time, O(n + keys) memory.
  */
 
-import type { CheckpointMode } from '../coordinator/job-options.js';
+import type { CheckpointMode } from '../api/source.js';
 import { clickAt, demoWindowStart } from './demo-clicks.js';
 import type { CountedClick, WindowCount } from './demo-records.js';
 

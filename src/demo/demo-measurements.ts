@@ -3,8 +3,8 @@
  * figures the table and the report show. Pure: no clocks, no I/O.
  */
 
+import type { CheckpointMode } from '../api/source.js';
 import type { CompletedCheckpointStats } from '../coordinator/job-client.js';
-import type { CheckpointMode } from '../coordinator/job-options.js';
 import { LatencyDistribution, type LatencySummary } from './demo-latency.js';
 import type { CrashReport } from './demo-probe-sink.js';
 import type { DemoOutputRecord, WindowCount } from './demo-records.js';

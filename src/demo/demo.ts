@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { CheckpointMode } from '../coordinator/job-options.js';
+import type { CheckpointMode } from '../api/source.js';
 import { InvalidOptionError } from '../errors.js';
 import { formatTextTable, renderHtmlReport } from '../report/index.js';
 import { type ModeMeasurements, measureMode } from './demo-measurements.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseModuleLoader, needsTsxAfterNativeFailure } from '../../../src/worker/typescript-loader.js';
+import { chooseModuleLoader, needsTsxAfterNativeFailure } from '../../../src/loader/typescript-loader.js';
 
 const node20 = { typescript: undefined };
 const node24 = { typescript: 'strip' };

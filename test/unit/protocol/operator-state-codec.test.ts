@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ValueNotSerializableError } from '../../../src/errors.js';
-import { operatorStatePackr, packOperatorState } from '../../../src/worker/snapshot-storage.js';
+import { operatorStatePackr, packOperatorState } from '../../../src/protocol/operator-state-codec.js';
 
 describe('operator-state codec', () => {
   it('keeps -0, Maps, Sets, Dates and bigints, nested in records', () => {

@@ -1,19 +1,18 @@
 /**
- * What the main thread hands a worker to run one subtask, and the events the task reports back.
- * Everything here crosses a thread boundary by structured clone: no functions. SharedArrayBuffers
+ * What the main thread hands a worker to run one subtask, the events the task reports back and
+ * the result it ends with. Everything here crosses a thread boundary by structured clone: no functions. SharedArrayBuffers
  * are shared, MessagePorts are transferred.
  */
 
 import type { MessagePort } from 'node:worker_threads';
 import type { LogLevel } from '../api/logger.js';
-import type { CheckpointingMode, SourceLag } from '../api/source.js';
+import type { CheckpointMode, SourceLag } from '../api/source.js';
 import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import type { CheckpointType } from '../channels/frame.js';
-import type { CheckpointFailureReason } from '../errors.js';
+import type { CheckpointFailureReason, FailureKind } from '../errors.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
-import type { ChannelStateChunkRef } from './channel-state/channel-state-replay.js';
-import type { InjectedFault } from './fault-injection.js';
-import type { TaskFailureDescription } from './task-failure-description.js';
+import type { InjectedFault } from './injected-fault.js';
+import type { ChannelStateChunkRef } from './snapshot-chunks.js';
 
 export interface InputChannelDeployment {
   readonly edgeId: number;
@@ -31,7 +30,7 @@ export interface OutputEdgeDeployment {
 }
 
 export interface TaskCheckpointConfig {
-  readonly mode: Exclude<CheckpointingMode, 'none'>;
+  readonly mode: CheckpointMode;
   readonly dir: string;
   readonly incremental: boolean;
   /** With `incremental`: a full keyed snapshot at least every this many checkpoints (chain bound). */
@@ -197,4 +196,40 @@ export interface TaskControl {
    * one failed or closed first. Answered off the loop's commands: it only watches the ledgers.
    */
   awaitCommitted(checkpointId: number): Promise<boolean>;
+}
+
+/**
+ * What a task's worker thread hands back to the scheduler when its run ends: its operators'
+ * final metrics, or a description of its failure. A failure travels as plain strings and flags
+ * (a structured clone of the original error could itself fail, e.g. on a function-valued
+ * field), enough to rebuild the user's error on the main thread and to rank it among the
+ * attempt's other failures (see coordinator/failure-attribution.ts); the worker builds it with
+ * `describeFailure` (worker/task-failure-description.ts).
+ */
+export type TaskResult =
+  | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
+  | {
+      readonly state: 'failed';
+      readonly failure: TaskFailureDescription;
+    };
+
+export interface TaskFailureDescription {
+  /** The operator whose user code threw, if the failure came from user code. */
+  readonly operator: string | undefined;
+  /** `Name: message` of the original error. */
+  readonly message: string;
+  readonly stack: string | undefined;
+  /** The original error's `name` and `message`, to rebuild it as the failure's `cause`. */
+  readonly errorName: string;
+  readonly errorMessage: string;
+  /**
+   * True when this failure is a consequence of another one: a peer closed a channel this task
+   * used (it failed, or teardown closed it), or teardown cancelled this task. The scheduler never
+   * reports such a failure as the attempt's cause while it knows a root cause.
+   */
+  readonly consequence: boolean;
+  /** The original error's kind (a WeirError's own, else `task`): `fatal` ends the job without restarts. */
+  readonly failureKind: FailureKind;
+  /** The original error's `code`, when it had one (`ERR_WEIR_ASYNC_USER_FUNCTION`, ...). */
+  readonly errorCode: string | undefined;
 }
