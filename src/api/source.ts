@@ -79,7 +79,11 @@ export type CheckpointMode = Exclude<CheckpointingMode, 'none'>;
 
 export interface SinkContext extends RuntimeContext {
   readonly checkpointingMode: CheckpointingMode;
-  /** The sink's pending transactions restored from a checkpoint, redistributed to this subtask. */
+  /**
+   * The sink's pending transactions restored from a checkpoint, redistributed to this subtask;
+   * `undefined` on a fresh start. Empty when the checkpoint recorded that its commits completed
+   * (a savepoint whose stop waited for them): nothing is left to commit on restore.
+   */
   readonly restoredState: readonly unknown[] | undefined;
   /**
    * Id of the checkpoint this attempt was restored from (the same for every subtask, also one

@@ -279,7 +279,9 @@ export class RingBuffer {
     // The one releasing store; then wake the writer if it flagged that it sleeps — under an
     // in-flight limit only once the ring is down to half of it, so that a woken writer publishes
     // several frames per wake-up instead of one (the ring always drains to that point: the reader
-    // only stops reading a channel it blocked, and then it wakes nobody either way).
+    // only stops reading a channel it blocked, and then it wakes nobody either way). Without a
+    // limit it wakes the writer per frame: waking at half free too was measured slower under
+    // load (bench/README.md "pipeline", "Tried and not kept").
     Atomics.store(this.#header, RING_READ_INDEX, r | 0);
     if (
       Atomics.load(this.#header, RING_WRITER_WAITING) !== 0 &&

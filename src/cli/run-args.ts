@@ -56,6 +56,12 @@ export const RUN_FLAGS: readonly RunFlag[] = [
   { name: 'restart-attempts', type: 'string', value: 'N', help: 'restart a failed job up to N times (none)' },
   { name: 'state-backend', type: 'string', value: 'heap|lmdb', help: 'where keyed state lives (heap)' },
   { name: 'unaligned', type: 'boolean', help: 'unaligned exactly-once checkpoints' },
+  {
+    name: 'alignment-timeout',
+    type: 'string',
+    value: 'MS',
+    help: 'take a checkpoint unaligned at a task whose alignment lasts MS',
+  },
   { name: 'incremental', type: 'boolean', help: 'incremental checkpoints' },
   {
     name: 'savepoint-on-stop',
@@ -201,6 +207,7 @@ export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
     mode !== undefined ||
     str('checkpoint-dir') !== undefined ||
     bool('unaligned') ||
+    str('alignment-timeout') !== undefined ||
     bool('incremental') ||
     str('savepoint-on-stop') !== undefined ||
     str('restore') !== undefined;
@@ -218,6 +225,7 @@ export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
           mode,
           dir: str('checkpoint-dir'),
           unaligned: bool('unaligned'),
+          alignmentTimeout: num('alignment-timeout'),
           incremental: bool('incremental'),
         }
       : undefined,

@@ -17,7 +17,7 @@ import { formatVerifySummary, verifyExitCode, verifyReportHtml } from '../verify
 import { UsageError } from './usage-error.js';
 
 export const VERIFY_HELP = [
-  'usage: weir verify <job> [--failures N] [--seed S] [--kinds throw,exit]',
+  'usage: weir verify <job> [--failures N] [--seed S] [--kinds throw,exit,savepoint,rescale]',
   '                         [--mode exactly-once|at-least-once] [--parallelism P]',
   '                         [--checkpoint-interval MS] [--arg key=value]... [--json] [--html PATH]',
   '',
@@ -31,7 +31,9 @@ export const VERIFY_HELP = [
   'Failure kinds (--kinds, default all):',
   "  throw   an exception before a chosen operator's function sees a chosen record",
   '  exit    the worker thread of that operator exits (process.exit) at that record',
-  '  Not implemented yet: sigkill (kill the process, --restore latest), rescale, savepoint.',
+  '  savepoint  stop with a savepoint 1-3 checkpoints into the attempt, resume from it in a new run',
+  '  rescale    the same, resuming at another parallelism (one up, or one down when above 1)',
+  '  Not implemented yet: sigkill (kill the process, --restore latest).',
   '',
   'Sinks compared: sinks.collect, sinks.file, sinks.log, and sinks.custom with readCommitted();',
   'sinks.stdout and sinks.discard are listed as not compared; any other sink is refused.',
@@ -98,7 +100,7 @@ export function parseVerifyArgs(args: readonly string[]): {
   for (const k of kinds ?? []) {
     if (!(FAILURE_KINDS as readonly string[]).includes(k)) {
       throw new UsageError(
-        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')} (sigkill, rescale and savepoint are not implemented yet)`,
+        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')} (sigkill is not implemented yet)`,
       );
     }
   }

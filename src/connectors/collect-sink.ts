@@ -7,7 +7,10 @@
  * the snapshot; `notifyCheckpointComplete` delivers it, tagged with its checkpoint id, so the
  * client can drop a repeated delivery (commit is idempotent). On restore, sealed transactions of
  * the restored checkpoint are delivered again (the client drops what it already has) and
- * everything after it is discarded by the rewind. Without exactly-once it delivers in chunks as
+ * everything after it is discarded by the rewind. That deduplication lives in one client: a run
+ * restored by a new client (a savepoint, `--restore`) cannot recognise a repeat, which is why the
+ * runtime restores no transactions at all from a checkpoint that recorded its commits done
+ * (stop-with-savepoint, `CheckpointMetadata.sinksCommitted`). Without exactly-once it delivers in chunks as
  * records arrive (at-least-once by nature: after a restart it may repeat records).
  */
 

@@ -6,6 +6,11 @@ import type { CheckpointKind } from './checkpoint-kind.js';
 export interface TaskCheckpointMetrics {
   /** Time the task's inputs were blocked for alignment (0 for at-least-once and one-input tasks). */
   readonly alignmentDurationMs: number;
+  /**
+   * The task's alignment timed out (`checkpointing.alignmentTimeout`) or an upstream task's
+   * unaligned barrier came, and it took this checkpoint unaligned; absent: it did not.
+   */
+  readonly switchedToUnaligned?: boolean;
   /** Trigger to the task's first barrier; optional, counted as 0 when absent. */
   readonly checkpointStartDelayMs?: number;
   /** Synchronous part of the snapshot (processing stopped). */
@@ -32,6 +37,8 @@ export interface CheckpointStats {
   /** Trigger to the last acknowledgement. */
   readonly endToEndDurationMs: number;
   readonly maxAlignmentDurationMs: number;
+  /** Some task switched from aligned to unaligned for this checkpoint (see {@link TaskCheckpointMetrics}). */
+  readonly switchedToUnaligned: boolean;
   readonly maxCheckpointStartDelayMs: number;
   readonly syncDurationMs: DurationStats;
   readonly asyncDurationMs: DurationStats;

@@ -55,6 +55,7 @@ import { planTaskRestores } from './task-restore-planner.js';
 const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
   endToEndDurationMs: 0,
   maxAlignmentDurationMs: 0,
+  switchedToUnaligned: false,
   maxCheckpointStartDelayMs: 0,
   syncDurationMs: { max: 0, sum: 0 },
   asyncDurationMs: { max: 0, sum: 0 },
@@ -75,6 +76,13 @@ export class JobCheckpointing {
   #execution: Execution | null = null;
   #inputEnded = new Set<string>();
   #finalAttempts = 0;
+  /**
+   * A savepoint of stop-with-savepoint is being taken or was taken: the job is about to be
+   * cancelled, so no final checkpoint may complete after it (it would commit output past the
+   * savepoint, and a run resumed from the savepoint would produce that output again). Reset only
+   * when the savepoint failed (the job runs on).
+   */
+  #stopping = false;
   /** Metadata of completed checkpoints, by id (what restore reads). */
   readonly #metadata = new Map<number, CheckpointMetadata>();
   readonly #packr = operatorStatePackr();
@@ -101,6 +109,7 @@ export class JobCheckpointing {
       fullEvery: c.fullEvery,
       stateBackend: client.options.stateBackend,
       unaligned: c.unaligned,
+      ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
     };
     this.#coordinator = new CheckpointCoordinator(
       {
@@ -140,12 +149,14 @@ export class JobCheckpointing {
               triggerTimestamp: cp.timestamp,
               durationMs: cp.stats.endToEndDurationMs,
               maxAlignmentDurationMs: cp.stats.maxAlignmentDurationMs,
+              switchedToUnaligned: cp.stats.switchedToUnaligned,
               maxSyncDurationMs: cp.stats.syncDurationMs.max,
               maxAsyncDurationMs: cp.stats.asyncDurationMs.max,
               bytes: cp.stats.stateSizeBytes,
               subtasks: cp.stats.tasks.map((t) => ({
                 task: t.taskKey,
                 alignmentDurationMs: t.alignmentDurationMs,
+                switchedToUnaligned: t.switchedToUnaligned ?? false,
                 syncDurationMs: t.syncDurationMs,
                 asyncDurationMs: t.asyncDurationMs,
                 bytes: t.stateSizeBytes,
@@ -408,6 +419,7 @@ export class JobCheckpointing {
           stateHandles: event.state,
           metrics: {
             alignmentDurationMs: event.metrics.alignmentDurationMs,
+            ...(event.metrics.switchedToUnaligned ? { switchedToUnaligned: true } : {}),
             syncDurationMs: event.metrics.syncDurationMs,
             asyncDurationMs: event.metrics.asyncDurationMs,
             stateSizeBytes: event.metrics.bytes,
@@ -441,6 +453,8 @@ export class JobCheckpointing {
   }
 
   #triggerFinal(): void {
+    // Stopping with a savepoint: the tasks wait at their end of input until they are cancelled.
+    if (this.#stopping) return;
     this.#finalAttempts++;
     this.#coordinator.triggerCheckpoint('final').catch((error: unknown) => {
       if (!this.#execution) return;
@@ -478,8 +492,18 @@ export class JobCheckpointing {
     }
     // Nothing may complete after the savepoint: a later checkpoint would let sinks commit output
     // that the savepoint does not cover, and a run restored from it would produce it again.
+    // The same holds for the final checkpoint of a bounded job whose input ends meanwhile.
     this.#coordinator.suspendPeriodic();
-    const completed = await this.#coordinator.triggerCheckpoint('savepoint');
+    this.#stopping = true;
+    let completed: CompletedCheckpoint;
+    try {
+      completed = await this.#coordinator.triggerCheckpoint('savepoint');
+    } catch (error) {
+      // No savepoint, no stop: the job runs on, and ends with its final checkpoint after all.
+      this.#stopping = false;
+      if (this.#execution && this.#inputEnded.size === this.#execution.tasks.length) this.#triggerFinal();
+      throw error;
+    }
     const id = completed.checkpointId;
     const metadata = this.#metadata.get(id) ?? this.#storage.loadMetadata(id);
     if (!metadata) throw new CheckpointStorageError(`savepoint ${id} completed but its metadata is gone`);
@@ -511,6 +535,28 @@ export class JobCheckpointing {
       await out.close();
     }
     return { checkpointId: id, path };
+  }
+
+  /**
+   * Records that every sink committed all of savepoint `checkpointId` (every task answered
+   * `awaitCommitted` with true; periodic checkpoints stay suspended, so nothing committed after
+   * it), in the savepoint's copy at `path` and in the job's own directory: a restore from either
+   * then skips commit-on-restore (`TaskRestoreState.sinksCommitted`), which for a sink that
+   * cannot tell a repeated commit from a new one (`sinks.collect` with a new client) would be a
+   * duplicate. Best effort: without the mark a restore commits again, as after any checkpoint.
+   */
+  async markSinksCommitted(savepoint: { checkpointId: number; path: string }): Promise<void> {
+    const id = savepoint.checkpointId;
+    const copy = CheckpointStorage.open(savepoint.path, { create: false });
+    try {
+      await copy.markSinksCommitted(id);
+    } finally {
+      await copy.close();
+    }
+    if (await this.#storage.markSinksCommitted(id)) {
+      const cached = this.#metadata.get(id);
+      if (cached) this.#metadata.set(id, { ...cached, sinksCommitted: true });
+    }
   }
 
   async #commit(completed: CompletedCheckpoint): Promise<void> {

@@ -64,6 +64,11 @@ export interface CompletedCheckpointStats {
   readonly triggerTimestamp: number;
   readonly durationMs: number;
   readonly maxAlignmentDurationMs: number;
+  /**
+   * Some task's alignment exceeded `checkpointing.alignmentTimeout` (or followed an upstream
+   * task that did), so the checkpoint was taken unaligned there, with channel state.
+   */
+  readonly switchedToUnaligned: boolean;
   readonly maxSyncDurationMs: number;
   readonly maxAsyncDurationMs: number;
   readonly bytes: number;
@@ -76,6 +81,8 @@ export interface SubtaskCheckpointStats {
   /** `vertexId/subtask`, as in {@link JobClient.subtaskMetrics}. */
   readonly task: string;
   readonly alignmentDurationMs: number;
+  /** This subtask took the checkpoint unaligned after its alignment timed out (or followed an upstream one). */
+  readonly switchedToUnaligned: boolean;
   readonly syncDurationMs: number;
   readonly asyncDurationMs: number;
   readonly bytes: number;
@@ -484,7 +491,9 @@ export class JobClient extends EventEmitter {
     }
     const savepoint = await this.#checkpointing.savepoint(dir);
     this.#savepoint = savepoint;
-    await this.#awaitSavepointCommits(savepoint, this.options.checkpointing.timeout);
+    if (await this.#awaitSavepointCommits(savepoint, this.options.checkpointing.timeout)) {
+      await this.#markSavepointCommitted(savepoint);
+    }
     this.#cancelled = true;
     await this.#execution?.cancel();
     await this.done.catch(() => undefined);
@@ -497,8 +506,9 @@ export class JobClient extends EventEmitter {
    * (the output would then only appear when a run restores the savepoint). Bounded by the
    * checkpoint timeout; past it, or when a task failed or ended first, the stop goes on and a
    * `savepoint-commits-pending` warning says the rest is committed on restore.
+   * @returns true when every task confirmed its sinks committed everything up to the savepoint.
    */
-  async #awaitSavepointCommits(savepoint: Savepoint, timeoutMs: number): Promise<void> {
+  async #awaitSavepointCommits(savepoint: Savepoint, timeoutMs: number): Promise<boolean> {
     const tasks = this.#execution?.tasks ?? [];
     let timer: NodeJS.Timeout | undefined;
     const waits = tasks.map((t) =>
@@ -513,7 +523,7 @@ export class JobClient extends EventEmitter {
         timer = setTimeout(() => r('timeout'), timeoutMs);
       }),
     ]).finally(() => clearTimeout(timer));
-    if (outcome === 'committed') return;
+    if (outcome === 'committed') return true;
     const why =
       outcome === 'timeout'
         ? `the sinks did not commit within the checkpoint timeout (${timeoutMs} ms)`
@@ -524,6 +534,26 @@ export class JobClient extends EventEmitter {
     );
     if (this.listenerCount('warning') > 0) this.emit('warning', warning);
     else console.warn(`weir: ${warning.message}`);
+    return false;
+  }
+
+  /**
+   * Records in the savepoint (and in the job's copy of that checkpoint) that its commits are
+   * done, so a restore does not commit them again. A failure to record it only costs that
+   * guarantee: the restore then commits again (duplicates only for sinks that cannot recognise a
+   * repeated commit), which the warning says.
+   */
+  async #markSavepointCommitted(savepoint: Savepoint): Promise<void> {
+    try {
+      await this.#checkpointing?.markSinksCommitted(savepoint);
+    } catch (e) {
+      const warning = new JobWarning(
+        { kind: 'savepoint-commits-pending', checkpointId: savepoint.checkpointId, reason: 'not-recorded' },
+        `stop-with-savepoint ${savepoint.checkpointId}: its sinks committed, but recording that in the savepoint failed (${e instanceof Error ? e.message : String(e)}); a run that restores ${savepoint.path} commits them again`,
+      );
+      if (this.listenerCount('warning') > 0) this.emit('warning', warning);
+      else console.warn(`weir: ${warning.message}`);
+    }
   }
 
   #stoppedResult(savepoint: Savepoint): JobResult {

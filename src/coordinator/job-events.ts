@@ -50,13 +50,15 @@ export type JobWarningDetails =
     }
   /**
    * Stop-with-savepoint stopped before every committing sink committed up to the savepoint
-   * (`timeout`: not within the checkpoint timeout; `task-ended`: a task failed or ended first).
-   * The output is not lost: a run restored from the savepoint commits it.
+   * (`timeout`: not within the checkpoint timeout; `task-ended`: a task failed or ended first;
+   * `not-recorded`: they committed, but the savepoint could not record it).
+   * The output is not lost: a run restored from the savepoint commits it (again, for
+   * `not-recorded`).
    */
   | {
       readonly kind: 'savepoint-commits-pending';
       readonly checkpointId: number;
-      readonly reason: 'timeout' | 'task-ended';
+      readonly reason: 'timeout' | 'task-ended' | 'not-recorded';
     };
 
 /** What the job client emits as `warning` for restore decisions; `details.kind` says which. */

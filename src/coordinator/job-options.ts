@@ -29,8 +29,21 @@ export interface CheckpointingOptions {
   /** Milliseconds between checkpoint triggers. */
   readonly interval: number;
   readonly mode?: CheckpointMode;
-  /** Unaligned checkpoints (barriers overtake in-flight data). Not implemented yet: rejected. */
+  /**
+   * Unaligned checkpoints: a task takes its snapshot at a checkpoint's first barrier and records
+   * the records still arriving before the other channels' barriers as channel state. Exactly-once
+   * only. Default false.
+   */
   readonly unaligned?: boolean;
+  /**
+   * Ms an exactly-once checkpoint may spend aligning at a task before that task takes it unaligned
+   * (Flink's `execution.checkpointing.aligned-checkpoint-timeout`): it snapshots at once, forwards
+   * the barrier marked unaligned (downstream tasks then take it unaligned too), records the
+   * still-open inputs' records until their barriers as channel state, and lets the blocked inputs
+   * flow. Savepoints always align. 0 takes every checkpoint that must align unaligned. Not with
+   * `unaligned: true` (that never aligns). Default: none (always aligned).
+   */
+  readonly alignmentTimeout?: number;
   /** A checkpoint not completed after this many ms is aborted. Default 600 000. */
   readonly timeout?: number;
   /** Minimum ms between the end of one checkpoint and the trigger of the next. Default 0. */
@@ -170,6 +183,7 @@ const CHECKPOINTING_OPTION_KEYS: KeyTable<CheckpointingOptions> = {
   interval: true,
   mode: true,
   unaligned: true,
+  alignmentTimeout: true,
   timeout: true,
   minPause: true,
   maxConcurrent: true,
@@ -215,7 +229,11 @@ export interface ResolvedJobOptions {
   readonly maxParallelism: number;
   readonly args: Readonly<Record<string, string>>;
   readonly checkpointing:
-    | (Required<Omit<CheckpointingOptions, 'dir'>> & { readonly dir: string | undefined })
+    | (Required<Omit<CheckpointingOptions, 'dir' | 'alignmentTimeout'>> & {
+        readonly dir: string | undefined;
+        /** Null: checkpoints always align. */
+        readonly alignmentTimeout: number | null;
+      })
     | null;
   readonly stateBackend: 'heap' | 'lmdb';
   readonly restartStrategy: RestartStrategyOptions;
@@ -285,6 +303,20 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
         "unaligned checkpoints are an exactly-once variant; at-least-once never aligns (use mode: 'exactly-once')",
       );
     }
+    if (c.alignmentTimeout !== undefined) {
+      if (mode !== 'exactly-once') {
+        throw new InvalidOptionError(
+          'checkpointing.alignmentTimeout',
+          "switches aligned exactly-once checkpoints to unaligned; at-least-once never aligns (use mode: 'exactly-once')",
+        );
+      }
+      if (c.unaligned) {
+        throw new InvalidOptionError(
+          'checkpointing.alignmentTimeout',
+          'unaligned: true takes every checkpoint unaligned from its first barrier, so there is no alignment to time out; set one of the two',
+        );
+      }
+    }
     if (c.incremental !== undefined && typeof c.incremental !== 'boolean') {
       throw new InvalidOptionError(
         'checkpointing.incremental',
@@ -298,6 +330,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       interval: int('checkpointing.interval', c.interval, 10),
       mode,
       unaligned: c.unaligned ?? false,
+      alignmentTimeout:
+        c.alignmentTimeout === undefined
+          ? null
+          : int('checkpointing.alignmentTimeout', c.alignmentTimeout, 0),
       timeout: c.timeout === undefined ? 600_000 : int('checkpointing.timeout', c.timeout, 1),
       minPause: c.minPause === undefined ? 0 : int('checkpointing.minPause', c.minPause, 0),
       maxConcurrent:

@@ -102,6 +102,7 @@ export class PendingCheckpoint {
     const async = durationStats();
     let maxAlignmentDurationMs = 0;
     let maxCheckpointStartDelayMs = 0;
+    let switchedToUnaligned = false;
     let stateSizeBytes = 0;
     const tasks: TaskCheckpointStats[] = [];
     for (const [taskKey, { stateHandles, metrics }] of this.#acknowledged) {
@@ -109,6 +110,7 @@ export class PendingCheckpoint {
       tasks.push({ taskKey, ...metrics });
       maxAlignmentDurationMs = Math.max(maxAlignmentDurationMs, metrics.alignmentDurationMs);
       maxCheckpointStartDelayMs = Math.max(maxCheckpointStartDelayMs, metrics.checkpointStartDelayMs ?? 0);
+      if (metrics.switchedToUnaligned) switchedToUnaligned = true;
       sync.add(metrics.syncDurationMs);
       async.add(metrics.asyncDurationMs);
       stateSizeBytes += metrics.stateSizeBytes;
@@ -122,6 +124,7 @@ export class PendingCheckpoint {
       stats: {
         endToEndDurationMs: Math.max(0, completionTimestamp - this.timestamp),
         maxAlignmentDurationMs,
+        switchedToUnaligned,
         maxCheckpointStartDelayMs,
         syncDurationMs: sync.stats(),
         asyncDurationMs: async.stats(),

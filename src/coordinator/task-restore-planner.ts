@@ -84,6 +84,7 @@ export function planTaskRestores(
       const channelState = planChannelState(v.operators[0].uid, v.parallelism, i);
       restores.set(taskKey({ vertexId: v.vertexId, subtaskIndex: i }), {
         checkpointId: metadata.checkpointId,
+        sinksCommitted: metadata.sinksCommitted === true,
         operatorState: ops,
         keyedState: keyed,
         ...(channelState.length > 0 ? { channelState } : {}),

@@ -38,11 +38,19 @@ export interface TaskCheckpointConfig {
   readonly stateBackend: 'heap' | 'lmdb';
   /** Exactly-once without alignment: in-flight records become channel state. */
   readonly unaligned?: boolean;
+  /** Exactly-once: ms of alignment after which a task takes the checkpoint unaligned; absent: never. */
+  readonly alignmentTimeout?: number;
 }
 
 /** State handed to a task on restore, already redistributed to this subtask. */
 export interface TaskRestoreState {
   readonly checkpointId: number;
+  /**
+   * The checkpoint's sinks committed all it holds before the job stopped
+   * (`CheckpointMetadata.sinksCommitted`): sinks restore no pending transactions (no
+   * commit-on-restore). False: they commit the restored transactions again.
+   */
+  readonly sinksCommitted: boolean;
   /** operator uid → operator-state entries (source positions, sink transactions). */
   readonly operatorState: Readonly<Record<string, readonly unknown[]>>;
   /** operator uid → keyed-state chunks of the key groups this subtask owns, from every old subtask. */
@@ -121,6 +129,8 @@ export interface TaskLoadMetrics {
 
 export interface TaskCheckpointMetrics {
   readonly alignmentDurationMs: number;
+  /** The alignment timed out (or an unaligned barrier came) and the task took the checkpoint unaligned. */
+  readonly switchedToUnaligned?: boolean;
   readonly syncDurationMs: number;
   readonly asyncDurationMs: number;
   readonly bytes: number;

@@ -6,13 +6,36 @@
  * [0.05, 0.3] of the subtask's records in the reference run, so with up to three failures every
  * attempt still has input left to fail in (a later attempt restores from a checkpoint and sees
  * only the rest); a failure whose record never comes does not fire, and the report says so.
+ *
+ * Stop failures (`savepoint`, `rescale`) are carried out by verify on the main thread: in attempt
+ * `i`, once `afterCheckpoints` (1–3) checkpoints of that attempt completed, stop-with-savepoint,
+ * then a new run resumes from the savepoint (`rescale`: at another parallelism, one up or, when
+ * above 1, one down). Each later failure counts its attempt on from there.
  */
 
 import type { InjectedFault } from '../protocol/injected-fault.js';
 
-/** The failure kinds `weir verify` can inject today. */
-export const FAILURE_KINDS = ['throw', 'exit'] as const;
+/** The failure kinds `weir verify` can inject. */
+export const FAILURE_KINDS = ['throw', 'exit', 'savepoint', 'rescale'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/** Stop-with-savepoint and resume: carried out by verify itself, not in a worker. */
+export interface StopFailure {
+  readonly kind: 'savepoint' | 'rescale';
+  /** The attempt (counted over the whole verify run) in which it fires. */
+  readonly attempt: number;
+  /** Checkpoints of that attempt that complete before the stop. */
+  readonly afterCheckpoints: number;
+  /** Parallelism of the resumed run (`savepoint`: unchanged). */
+  readonly parallelism: number;
+}
+
+/** One failure of a schedule. */
+export type PlannedFailure = InjectedFault | StopFailure;
+
+export function isStopFailure(f: PlannedFailure): f is StopFailure {
+  return f.kind === 'savepoint' || f.kind === 'rescale';
+}
 
 /** An operator a failure may target: one with a user function, with its reference record count. */
 export interface FailureTarget {
@@ -40,15 +63,28 @@ export function planFailures(options: {
   readonly count: number;
   readonly kinds: readonly FailureKind[];
   readonly targets: readonly FailureTarget[];
-}): InjectedFault[] {
-  const { seed, count, kinds, targets } = options;
+  /** Parallelism of the first run (rescales start from it). Default 1. */
+  readonly parallelism?: number;
+}): PlannedFailure[] {
+  const { seed, count, targets } = options;
   const candidates = targets.filter((t) => t.recordsIn / t.parallelism >= 2);
-  if (count === 0 || candidates.length === 0 || kinds.length === 0) return [];
+  // Without an operator to fail in, only stop failures are possible.
+  const kinds =
+    candidates.length > 0 ? options.kinds : options.kinds.filter((k) => k === 'savepoint' || k === 'rescale');
+  if (count === 0 || kinds.length === 0) return [];
   const rand = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
-  const faults: InjectedFault[] = [];
+  const faults: PlannedFailure[] = [];
+  let parallelism = options.parallelism ?? 1;
   for (let attempt = 0; attempt < count; attempt++) {
     const kind = pick(kinds);
+    if (kind === 'savepoint' || kind === 'rescale') {
+      const afterCheckpoints = 1 + Math.floor(rand() * 3);
+      if (kind === 'rescale')
+        parallelism = parallelism > 1 && rand() < 0.5 ? parallelism - 1 : parallelism + 1;
+      faults.push({ kind, attempt, afterCheckpoints, parallelism });
+      continue;
+    }
     const target = pick(candidates);
     const subtaskIndex = Math.floor(rand() * target.parallelism);
     const share = 0.05 + rand() * 0.25;

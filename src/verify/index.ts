@@ -1,6 +1,13 @@
-export { FAILURE_KINDS, type FailureKind as VerifyFailureKind, planFailures } from './failure-schedule.js';
+export {
+  FAILURE_KINDS,
+  type FailureKind as VerifyFailureKind,
+  type PlannedFailure,
+  planFailures,
+  type StopFailure,
+} from './failure-schedule.js';
 export { compareOutputs, type OutputDifference, type RecordDifference } from './output-multiset.js';
 export {
+  type ReportedFailure,
   type ResolvedVerifyOptions,
   type SinkVerdict,
   type TimelineEvent,

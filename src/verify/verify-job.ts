@@ -3,8 +3,10 @@
  * output under failures. Steps: two failure-free reference runs (if their committed outputs
  * differ, the job is non-deterministic and nothing else can be judged: the report names the
  * sinks, the differing records and the likely causes); then one run under a seeded schedule of
- * injected failures (job option `faultInjection`, see `worker/fault-injection.ts`), whose
- * committed output per sink is compared with the reference as multisets.
+ * injected failures (job option `faultInjection`, see `worker/fault-injection.ts`) and of stop
+ * failures verify carries out itself (stop-with-savepoint, then a new run resumes from the
+ * savepoint, at another parallelism for `rescale`), whose committed output per sink, over all
+ * its runs, is compared with the reference as multisets.
  *
  * A sink's output of one run: `sinks.collect` from `JobResult.sinks`; every sink with
  * `readCommitted()` (`sinks.file`, `sinks.log`, `sinks.custom({ readCommitted })`) read before
@@ -16,16 +18,27 @@
  * `failure-schedule.ts`, `likely-causes.ts`).
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isCommittingSink } from '../api/committing-sink.js';
 import { buildStreamGraph } from '../api/define-job.js';
 import type { CheckpointMode } from '../api/source.js';
-import { type JobResult, startJob } from '../coordinator/job-client.js';
+import { type JobResult, type Savepoint, startJob } from '../coordinator/job-client.js';
 import { InvalidOptionError, VerifyNothingToCompareError, VerifyUnsupportedSinkError } from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
 import type { InjectedFault } from '../protocol/injected-fault.js';
-import { FAILURE_KINDS, type FailureKind, type FailureTarget, planFailures } from './failure-schedule.js';
+import {
+  FAILURE_KINDS,
+  type FailureKind,
+  type FailureTarget,
+  isStopFailure,
+  type PlannedFailure,
+  planFailures,
+  type StopFailure,
+} from './failure-schedule.js';
 import { type LikelyCause, likelyCauses } from './likely-causes.js';
 import { compareOutputs, multisetDifference, type OutputDifference, violates } from './output-multiset.js';
 
@@ -63,7 +76,20 @@ export type TimelineEvent =
       readonly restoredFrom?: number;
     }
   | { readonly atMs: number; readonly kind: 'checkpoint'; readonly checkpointId: number }
-  | { readonly atMs: number; readonly kind: 'failure'; readonly attempt: number; readonly message: string };
+  | { readonly atMs: number; readonly kind: 'failure'; readonly attempt: number; readonly message: string }
+  | {
+      /** Attempt `attempt` stopped with savepoint `checkpointId`; the next run resumes at `parallelism`. */
+      readonly atMs: number;
+      readonly kind: 'stopped';
+      readonly attempt: number;
+      readonly checkpointId: number;
+      readonly parallelism: number;
+    };
+
+/** A scheduled failure in the report, and whether it fired. */
+export type ReportedFailure =
+  | (InjectedFault & { readonly operator: string; readonly fired: boolean })
+  | (StopFailure & { readonly fired: boolean });
 
 export type VerifyReport =
   | {
@@ -80,7 +106,7 @@ export type VerifyReport =
       readonly options: ResolvedVerifyOptions;
       readonly sinks: readonly SinkVerdict[];
       /** The schedule, and per failure whether it fired. */
-      readonly failures: readonly (InjectedFault & { readonly operator: string; readonly fired: boolean })[];
+      readonly failures: readonly ReportedFailure[];
       readonly restarts: number;
       readonly checkpoints: number;
       readonly timeline: readonly TimelineEvent[];
@@ -130,7 +156,7 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
     if (!(FAILURE_KINDS as readonly string[]).includes(k)) {
       throw new InvalidOptionError(
         'verify.kinds',
-        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')} (sigkill, rescale and savepoint are not implemented yet)`,
+        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')} (sigkill is not implemented yet)`,
       );
     }
   }
@@ -214,6 +240,123 @@ async function runOnce(
   return { result, outputs };
 }
 
+interface FailureRunOutput {
+  /** Per sink, as {@link RunOutput.outputs}: what all runs together committed. */
+  readonly outputs: readonly (unknown[] | undefined)[];
+  readonly restarts: number;
+  readonly checkpoints: number;
+  /** Global attempts whose failure fired. */
+  readonly fired: ReadonlySet<number>;
+  readonly timeline: readonly TimelineEvent[];
+}
+
+/**
+ * The failure run: one job run per stop failure plus one. Each run gets the injected failures
+ * up to the next stop failure (attempts renumbered from its own 0: a run restored from a
+ * savepoint starts at attempt 0) and a restart strategy with one attempt more than those; the
+ * stop fires once its attempt saw `afterCheckpoints` checkpoints complete. A stop whose attempt
+ * never comes, or whose job ended first, does not fire and the run's result is final.
+ */
+async function runWithFailures(
+  url: string,
+  readers: readonly SinkReader[],
+  o: ResolvedVerifyOptions,
+  failures: readonly PlannedFailure[],
+): Promise<FailureRunOutput> {
+  const tmp = mkdtempSync(join(tmpdir(), 'weir-verify-'));
+  try {
+    const before = await Promise.all(readers.map((r) => r.readAll?.()));
+    const collected: unknown[][] = readers.map(() => []);
+    const timeline: TimelineEvent[] = [];
+    const fired = new Set<number>();
+    const t0 = performance.now();
+    const at = () => Math.round(performance.now() - t0);
+    let restarts = 0;
+    let checkpoints = 0;
+    let parallelism = o.parallelism;
+    let restoreFrom: string | undefined;
+    /** Global attempt number of this run's attempt 0. */
+    let first = 0;
+    for (let run = 0; ; run++) {
+      const stop = failures.find((f): f is StopFailure => isStopFailure(f) && f.attempt >= first);
+      const injected: InjectedFault[] = [];
+      for (const f of failures) {
+        if (isStopFailure(f) || f.attempt < first || (stop && f.attempt >= stop.attempt)) continue;
+        injected.push({ ...f, attempt: f.attempt - first });
+      }
+      const client = await startJob(url, {
+        parallelism,
+        args: o.args,
+        checkpointing: { interval: o.checkpointInterval, mode: o.mode, dir: join(tmp, `run-${run}`) },
+        ...(restoreFrom === undefined ? {} : { restoreFrom }),
+        restartStrategy:
+          injected.length > 0
+            ? { type: 'fixed-delay', attempts: injected.length + 1, delay: 0 }
+            : { type: 'none' },
+        faultInjection: injected,
+        metricsInterval: 0,
+      });
+      const base = first;
+      let attempt = 0;
+      let completedInAttempt = 0;
+      let stopping: Promise<Savepoint | undefined> | undefined;
+      client.on('deployed', (e) => {
+        attempt = e.attempt;
+        completedInAttempt = 0;
+        timeline.push({
+          atMs: at(),
+          kind: 'deployed',
+          attempt: base + e.attempt,
+          restoredFrom: e.restoredFrom,
+        });
+      });
+      client.on('checkpoint', (c) => {
+        timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId: c.checkpointId });
+        if (stop === undefined || stopping !== undefined || base + attempt !== stop.attempt) return;
+        if (++completedInAttempt < stop.afterCheckpoints) return;
+        // The job may end before the savepoint completes: then the stop did not happen.
+        stopping = client.stopWithSavepoint(join(tmp, `savepoint-${stop.attempt}`)).catch(() => undefined);
+      });
+      client.on('restarting', (e) => {
+        fired.add(base + e.attempt - 1);
+        const cause = (e.cause as { cause?: unknown }).cause;
+        const message = cause instanceof Error ? cause.message : e.cause.message;
+        timeline.push({ atMs: at(), kind: 'failure', attempt: base + e.attempt - 1, message });
+      });
+      const result = await client.done;
+      const savepoint = stopping === undefined ? undefined : await stopping;
+      restarts += result.restarts;
+      checkpoints += result.checkpoints.length;
+      for (let i = 0; i < readers.length; i++) {
+        const read = readers[i].read;
+        if (read) collected[i].push(...(await read(result)));
+      }
+      if (stop === undefined || result.status !== 'stopped' || savepoint === undefined) break;
+      fired.add(stop.attempt);
+      timeline.push({
+        atMs: at(),
+        kind: 'stopped',
+        attempt: stop.attempt,
+        checkpointId: savepoint.checkpointId,
+        parallelism: stop.parallelism,
+      });
+      restoreFrom = savepoint.path;
+      parallelism = stop.parallelism;
+      first = stop.attempt + 1;
+    }
+    const outputs: (unknown[] | undefined)[] = [];
+    for (let i = 0; i < readers.length; i++) {
+      const r = readers[i];
+      if (r.read) outputs.push(collected[i]);
+      else if (r.readAll) outputs.push(multisetDifference(await r.readAll(), before[i] ?? []));
+      else outputs.push(undefined);
+    }
+    return { outputs, restarts, checkpoints, fired, timeline };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 function failureTargets(plan: ExecutionPlan, result: JobResult): FailureTarget[] {
   const targets: FailureTarget[] = [];
   for (const v of plan.vertices) {
@@ -285,25 +428,9 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     count: o.failures,
     kinds: o.kinds,
     targets: failureTargets(plan, ref.result),
+    parallelism: o.parallelism,
   });
-  const timeline: TimelineEvent[] = [];
-  const t0 = performance.now();
-  const at = () => Math.round(performance.now() - t0);
-  const failed = new Set<number>();
-  const run = await runOnce(url, readers, o, faults, (client) => {
-    client.on('deployed', (e) =>
-      timeline.push({ atMs: at(), kind: 'deployed', attempt: e.attempt, restoredFrom: e.restoredFrom }),
-    );
-    client.on('checkpoint', (c) =>
-      timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId: c.checkpointId }),
-    );
-    client.on('restarting', (e) => {
-      failed.add(e.attempt - 1);
-      const cause = (e.cause as { cause?: unknown }).cause;
-      const message = cause instanceof Error ? cause.message : e.cause.message;
-      timeline.push({ atMs: at(), kind: 'failure', attempt: e.attempt - 1, message });
-    });
-  });
+  const run = await runWithFailures(url, readers, o, faults);
   const sinks: SinkVerdict[] = readers.map((r, i) => {
     const a = ref.outputs[i];
     const b = run.outputs[i];
@@ -317,13 +444,14 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     job,
     options: o,
     sinks,
-    failures: faults.map((f) => ({
-      ...f,
-      operator: names.get(f.operatorUid) ?? f.operatorUid,
-      fired: failed.has(f.attempt),
-    })),
-    restarts: run.result.restarts,
-    checkpoints: run.result.checkpoints.length,
-    timeline,
+    failures: faults.map(
+      (f): ReportedFailure =>
+        isStopFailure(f)
+          ? { ...f, fired: run.fired.has(f.attempt) }
+          : { ...f, operator: names.get(f.operatorUid) ?? f.operatorUid, fired: run.fired.has(f.attempt) },
+    ),
+    restarts: run.restarts,
+    checkpoints: run.checkpoints,
+    timeline: run.timeline,
   };
 }

@@ -1,13 +1,14 @@
 /**
  * `weir verify`'s report as text (a summary table for the terminal) and as a self-contained HTML
  * page (`src/report`): the verdict, per sink the counts and the first differing records, the
- * failure schedule and the timeline of deployments, checkpoints and failures. Pure.
+ * failure schedule and the timeline of deployments, checkpoints, failures and stops. Pure.
  */
 
 import { type ReportBlock, renderHtmlReport } from '../report/html-report.js';
 import { formatTextTable } from '../report/text-table.js';
+import { isStopFailure } from './failure-schedule.js';
 import type { OutputDifference, RecordDifference } from './output-multiset.js';
-import type { VerifyReport } from './verify-job.js';
+import type { ReportedFailure, VerifyReport } from './verify-job.js';
 
 /** Exit code of `weir verify`: 0 pass, 1 output differs under failures, 3 non-deterministic job. */
 export function verifyExitCode(report: VerifyReport): 0 | 1 | 3 {
@@ -67,11 +68,7 @@ export function formatVerifySummary(report: VerifyReport): string {
   lines.push(
     `failures: ${report.failures.length} scheduled (seed ${o.seed}), ${fired} fired; ${report.restarts} restarts, ${report.checkpoints} checkpoints`,
   );
-  for (const f of report.failures) {
-    lines.push(
-      `  attempt ${f.attempt}: ${f.kind} in ${f.operator} subtask ${f.subtaskIndex} from record ${f.atRecord} on, once a checkpoint is there${f.fired ? '' : ' (did not fire: the input ended first)'}`,
-    );
-  }
+  for (const f of report.failures) lines.push(`  attempt ${f.attempt}: ${describeFailure(f)}`);
   if (report.failures.length > 0 && fired === 0) {
     lines.push(
       'WARNING: no failure fired (the job ended before a scheduled record came after a completed checkpoint); give it more input, or a lower --checkpoint-interval',
@@ -121,13 +118,16 @@ export function verifyReportHtml(report: VerifyReport): string {
     blocks.push({
       kind: 'table',
       table: {
-        head: ['attempt', 'kind', 'operator', 'subtask', 'from record', 'fired'],
+        head: ['attempt', 'kind', 'where', 'when', 'fired'],
         rows: report.failures.map((f) => [
           String(f.attempt),
           f.kind,
-          f.operator,
-          String(f.subtaskIndex),
-          String(f.atRecord),
+          isStopFailure(f)
+            ? `the job; resumed at parallelism ${f.parallelism}`
+            : `${f.operator} subtask ${f.subtaskIndex}`,
+          isStopFailure(f)
+            ? `after ${f.afterCheckpoints} checkpoint(s) of the attempt`
+            : `from record ${f.atRecord} on, once a checkpoint is there`,
           f.fired ? 'yes' : 'no',
         ]),
       },
@@ -143,10 +143,21 @@ export function verifyReportHtml(report: VerifyReport): string {
             ? `attempt ${e.attempt} deployed${e.restoredFrom !== undefined ? `, restored checkpoint ${e.restoredFrom}` : ''}`
             : e.kind === 'checkpoint'
               ? `checkpoint ${e.checkpointId} completed`
-              : `attempt ${e.attempt} failed: ${e.message}`,
+              : e.kind === 'stopped'
+                ? `attempt ${e.attempt} stopped with savepoint ${e.checkpointId}; resuming at parallelism ${e.parallelism}`
+                : `attempt ${e.attempt} failed: ${e.message}`,
         ]),
       },
     });
   }
   return renderHtmlReport({ title: `weir verify ${report.job}`, blocks });
+}
+
+/** One line of the schedule: what fails, where and when, and why it may not have fired. */
+function describeFailure(f: ReportedFailure): string {
+  if (isStopFailure(f)) {
+    const what = f.kind === 'rescale' ? `resume at parallelism ${f.parallelism}` : 'resume';
+    return `${f.kind}: stop with a savepoint after ${f.afterCheckpoints} checkpoint(s) of the attempt, then ${what}${f.fired ? '' : ' (did not fire: the job ended first)'}`;
+  }
+  return `${f.kind} in ${f.operator} subtask ${f.subtaskIndex} from record ${f.atRecord} on, once a checkpoint is there${f.fired ? '' : ' (did not fire: the input ended first)'}`;
 }

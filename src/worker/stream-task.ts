@@ -93,7 +93,22 @@ export interface TaskBarrierHandler {
   onBarrier(channelIndex: number, barrier: CheckpointBarrier): void;
   onCancelMarker(channelIndex: number, checkpointId: number): void;
   onEndOfPartition(channelIndex: number): void;
+  /**
+   * Alignment timeout (alternating-barrier-handler.ts): ms until the alignment in progress times
+   * out, Infinity when none; the loop parks no longer, and then calls {@link onAlignmentTimer}.
+   */
+  msUntilAlignmentTimeout?(): number;
+  onAlignmentTimer?(): void;
 }
+
+/** What the barrier handler measured about a checkpoint's alignment at this task. */
+interface AlignmentOutcome {
+  readonly alignmentDurationMs: number;
+  readonly switchedToUnaligned?: boolean;
+}
+
+/** A checkpoint triggered directly (a source, an ended task): nothing was aligned. */
+const NO_ALIGNMENT: AlignmentOutcome = { alignmentDurationMs: 0 };
 
 type Command =
   | {
@@ -165,6 +180,8 @@ export class StreamTask implements BarrierHandlerActions {
    * whether the barrier got here before the end): such a trigger is ignored.
    */
   #latestCheckpointId = -1;
+  /** Id of the last checkpoint the barrier handler triggered; -1 before any. Tells the loop a timer switched. */
+  #latestTriggered = -1;
   /** Async snapshot parts still running; the task waits for them before it exits. */
   readonly #asyncParts = new Set<Promise<void>>();
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
@@ -364,12 +381,14 @@ export class StreamTask implements BarrierHandlerActions {
       const next = gate.pollNext();
       if (next === null) {
         if (gate.allEnded) return;
+        // Nothing readable while aligning: the timeout may have passed (and the switch unblocks).
+        if (this.#alignmentTimer()) continue;
         // Idle: publish partial batches so latency stays low without a timer.
         this.#flushOutputs();
         if (this.#anyBacklogged()) await this.#awaitCapacity();
         else {
           this.#time.park('idle');
-          await gate.waitAsync(this.#msUntilDeadline());
+          await gate.waitAsync(Math.min(this.#msUntilDeadline(), this.#msUntilAlignmentTimeout()));
           this.#time.unpark();
         }
         lastYield = performance.now();
@@ -427,8 +446,28 @@ export class StreamTask implements BarrierHandlerActions {
       if (now - lastYield >= YIELD_EVERY_MS) {
         await yieldToEventLoop();
         lastYield = performance.now();
+        // Busy on the unblocked channels: the alignment timeout is checked at this pace too.
+        this.#alignmentTimer();
       }
     }
+  }
+
+  /**
+   * Lets the barrier handler switch an alignment that timed out (checkpointing.alignmentTimeout).
+   * True when it switched. Free when no alignment is in progress or no timeout is configured.
+   */
+  #alignmentTimer(): boolean {
+    const h = this.#barrierHandler;
+    if (!h?.onAlignmentTimer || this.#msUntilAlignmentTimeout() > 1) return false;
+    const before = this.#latestTriggered;
+    h.onAlignmentTimer();
+    return this.#latestTriggered !== before;
+  }
+
+  /** Ms the loop may park before an alignment in progress times out (+1: the clock is in whole ms). */
+  #msUntilAlignmentTimeout(): number {
+    const ms = this.#barrierHandler?.msUntilAlignmentTimeout?.() ?? Infinity;
+    return ms === Infinity ? Infinity : ms + 1;
   }
 
   async #endOfInput(): Promise<void> {
@@ -584,10 +623,10 @@ export class StreamTask implements BarrierHandlerActions {
       // final one lets the task exit once it completes.
       if (checkpointId <= this.#latestCheckpointId) return; // taken (or aborted) through a barrier
       if (final) this.#finalCheckpointId = checkpointId;
-      this.#performCheckpoint(barrier, 0, false);
+      this.#performCheckpoint(barrier, NO_ALIGNMENT, false);
     } else if (this.#source) {
       // Positions and barrier in one synchronous step: no record falls between them.
-      this.#performCheckpoint(barrier, 0, true);
+      this.#performCheckpoint(barrier, NO_ALIGNMENT, true);
     } else {
       this.#emit({
         kind: 'decline',
@@ -608,9 +647,16 @@ export class StreamTask implements BarrierHandlerActions {
     this.#o.gate!.unblock(channelIndex);
   }
 
-  triggerCheckpoint(barrier: CheckpointBarrier, metrics: { alignmentDurationMs: number }): void {
-    const channelState = this.#o.channelState?.open(barrier.checkpointId) ?? null;
-    this.#performCheckpoint(barrier, metrics.alignmentDurationMs, true, channelState);
+  triggerCheckpoint(barrier: CheckpointBarrier, metrics: AlignmentOutcome): void {
+    this.#latestTriggered = barrier.checkpointId;
+    // Channel state follows every unaligned trigger and a switched one (start-channel-state and,
+    // later, finish or abort); an aligned trigger has none, and waiting for it would never end.
+    const recordsChannelState =
+      this.#o.checkpointing?.unaligned === true || metrics.switchedToUnaligned === true;
+    const channelState = recordsChannelState
+      ? (this.#o.channelState?.open(barrier.checkpointId) ?? null)
+      : null;
+    this.#performCheckpoint(barrier, metrics, true, channelState);
   }
 
   startChannelState(checkpointId: number, channels: readonly number[]): void {
@@ -644,7 +690,7 @@ export class StreamTask implements BarrierHandlerActions {
    */
   #performCheckpoint(
     barrier: CheckpointBarrier,
-    alignmentDurationMs: number,
+    alignment: AlignmentOutcome,
     forward: boolean,
     channelState: Promise<ChannelStateBatch[] | null> | null = null,
   ): void {
@@ -655,13 +701,7 @@ export class StreamTask implements BarrierHandlerActions {
       snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
     if (forward) this.#forward(barrier);
     const syncDurationMs = performance.now() - t0;
-    const part = this.#persist(
-      barrier.checkpointId,
-      snapshots,
-      alignmentDurationMs,
-      syncDurationMs,
-      channelState,
-    );
+    const part = this.#persist(barrier.checkpointId, snapshots, alignment, syncDurationMs, channelState);
     this.#asyncParts.add(part);
     void part.finally(() => this.#asyncParts.delete(part));
   }
@@ -669,7 +709,7 @@ export class StreamTask implements BarrierHandlerActions {
   async #persist(
     checkpointId: number,
     snapshots: readonly { uid: string; snapshot: OperatorSnapshot }[],
-    alignmentDurationMs: number,
+    alignment: AlignmentOutcome,
     syncDurationMs: number,
     channelState: Promise<ChannelStateBatch[] | null> | null,
   ): Promise<void> {
@@ -738,7 +778,13 @@ export class StreamTask implements BarrierHandlerActions {
       kind: 'acknowledge',
       checkpointId,
       state: { operators },
-      metrics: { alignmentDurationMs, syncDurationMs, asyncDurationMs: performance.now() - t0, bytes },
+      metrics: {
+        alignmentDurationMs: alignment.alignmentDurationMs,
+        ...(alignment.switchedToUnaligned ? { switchedToUnaligned: true } : {}),
+        syncDurationMs,
+        asyncDurationMs: performance.now() - t0,
+        bytes,
+      },
     });
   }
 

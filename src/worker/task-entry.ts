@@ -106,7 +106,11 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       sinkContext: (base: RuntimeContext, restoredState): SinkContext => ({
         ...base,
         checkpointingMode,
-        restoredState,
+        // A sink's restored state is its pending transactions. When the checkpoint recorded that
+        // they were all committed (a stop-with-savepoint that waited for its commits), committing
+        // them again would repeat output a sink cannot always recognise (`sinks.collect` with a new
+        // client), so every sink restores none: one rule for committing and legacy sinks alike.
+        restoredState: d.restore?.sinksCommitted && restoredState !== undefined ? [] : restoredState,
         restoredCheckpointId: d.restore?.checkpointId,
         logger: taskLogger(post, { operator: base.operatorName }),
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
@@ -115,8 +119,11 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     // Unaligned exactly-once: in-flight records become channel state; restored channel state is
     // replayed before any new input.
     const unaligned = d.checkpointing?.mode === 'exactly-once' && d.checkpointing.unaligned === true;
+    // With an alignment timeout a checkpoint may switch to unaligned at this task: record then too.
+    const alignmentTimeoutMs =
+      d.checkpointing?.mode === 'exactly-once' ? d.checkpointing.alignmentTimeout : undefined;
     const channelState =
-      unaligned && channels.gate
+      (unaligned || alignmentTimeoutMs !== undefined) && channels.gate
         ? new ChannelStateRecorder(
             d.inputs.map((i) => ({
               edgeId: i.edgeId,
@@ -153,6 +160,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
                 actions,
                 clock: Date,
                 unaligned,
+                alignmentTimeoutMs,
               })
           : null,
       storage,

@@ -131,5 +131,6 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
     // Commit-on-restore wrote the savepoint's committables (its own included).
     expect([...all.values()].some((p) => p.checkpointId === savepoint.checkpointId)).toBe(true);
     expectExact([...all.values()].flatMap((p) => p.rows));
-  });
+    // Two runs, the first waiting out a 5 s checkpoint timeout: 60 s was too little under load.
+  }, 180_000);
 });

@@ -33,6 +33,8 @@ describe('weir verify', () => {
       fixture('verify-correct.mjs'),
       '--arg',
       `out=${path.join(dir, 'out')}`,
+      '--kinds',
+      'throw,exit',
       '--failures',
       '2',
       '--seed',
@@ -88,6 +90,8 @@ describe('weir verify', () => {
       fixture('verify-eager-sink.mjs'),
       '--arg',
       `out=${path.join(dir, 'eager.jsonl')}`,
+      '--kinds',
+      'throw,exit',
       '--failures',
       '2',
       '--json',
@@ -121,6 +125,6 @@ describe('weir verify', () => {
   it('rejects failure kinds it does not have with a usage error (exit 2)', async () => {
     const r = await weir(['verify', fixture('verify-correct.mjs'), '--kinds', 'throw,sigkill']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/unknown failure kind "sigkill"; available: throw, exit/);
+    expect(r.stderr).toMatch(/unknown failure kind "sigkill"; available: throw, exit, savepoint, rescale/);
   });
 });

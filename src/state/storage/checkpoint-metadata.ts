@@ -46,6 +46,14 @@ export interface CheckpointMetadata {
   readonly incremental: boolean;
   readonly job: JobInfo;
   readonly subtasks: readonly OperatorSubtaskState[];
+  /**
+   * True once every task confirmed, after the checkpoint completed, that its sinks committed
+   * every transaction of checkpoints `<=` this one, and nothing completed after it (set by
+   * stop-with-savepoint, `CheckpointStorage.markSinksCommitted`). A restore from it then commits
+   * nothing again. Absent (every periodic checkpoint): the commits may not have happened, so a
+   * restore commits the restored transactions again (commit-on-restore).
+   */
+  readonly sinksCommitted?: boolean;
 }
 
 const RECORD_FORMAT = 1;
@@ -83,6 +91,8 @@ export function checkMetadata(metadata: CheckpointMetadata): void {
     }
   }
   if (!Array.isArray(metadata.subtasks)) throw new TypeError('metadata.subtasks must be an array');
+  if (metadata.sinksCommitted !== undefined && typeof metadata.sinksCommitted !== 'boolean')
+    throw new TypeError('metadata.sinksCommitted must be a boolean when present');
   for (const subtask of metadata.subtasks) {
     checkOwner(subtask);
     if (!Array.isArray(subtask.chunks)) throw new TypeError('metadata.subtasks[].chunks must be an array');

@@ -373,6 +373,34 @@ export class CheckpointStorage {
     }
   }
 
+  /**
+   * Records in committed checkpoint `checkpointId`'s metadata that its sinks' commits completed
+   * (`CheckpointMetadata.sinksCommitted`), in one durable transaction that rewrites the record.
+   * @returns false when the checkpoint is not (any more) committed here.
+   * @throws CorruptStateError when its stored metadata is damaged; CheckpointStorageError when
+   *   LMDB fails.
+   */
+  async markSinksCommitted(checkpointId: number): Promise<boolean> {
+    this.#checkOpen();
+    checkCheckpointId(checkpointId);
+    try {
+      return await this.#track(
+        this.#root.transaction((): boolean => {
+          const record = this.#metadata.getBinary(checkpointId);
+          if (record === undefined) return false;
+          const metadata = decodeMetadata(checkpointId, record);
+          this.#metadata.put(checkpointId, encodeMetadata({ ...metadata, sinksCommitted: true }));
+          return true;
+        }),
+      );
+    } catch (cause) {
+      if (cause instanceof CorruptStateError) throw cause;
+      throw new CheckpointStorageError(`marking the commits of checkpoint ${checkpointId} done failed`, {
+        cause,
+      });
+    }
+  }
+
   /** Ids of committed checkpoints, ascending. Cost: one key scan of the metadata database. */
   listCompleted(): number[] {
     this.#freshSnapshot();

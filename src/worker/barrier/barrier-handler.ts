@@ -26,6 +26,12 @@ export interface BarrierAlignmentMetrics {
   readonly alignmentDurationMs: number;
   /** Time from the coordinator's trigger (`barrier.timestamp`) to this task's first barrier, ms, at least 0. */
   readonly checkpointStartDelayMs: number;
+  /**
+   * True when the alignment timed out (`checkpointing.alignmentTimeout`) or an upstream task's
+   * unaligned barrier arrived, and this task took the checkpoint unaligned instead: the
+   * alignment duration is then the time until the switch. Absent: not switched.
+   */
+  readonly switchedToUnaligned?: boolean;
 }
 
 /**

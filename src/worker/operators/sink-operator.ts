@@ -2,6 +2,7 @@
 
 import type { RuntimeContext } from '../../api/functions.js';
 import type { SinkWriter } from '../../api/source.js';
+import { NotifiedThrough } from '../sink/notified-through.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -16,6 +17,8 @@ const NO_OUTPUT: Output = {
 };
 
 export class SinkOperator extends AbstractStreamOperator {
+  /** The writer commits in `notifyCheckpointComplete`: which checkpoints it committed. */
+  readonly #committed = new NotifiedThrough();
   constructor(
     nodeId: number,
     name: string,
@@ -41,11 +44,17 @@ export class SinkOperator extends AbstractStreamOperator {
   }
   override notifyCheckpointComplete(checkpointId: number): void {
     this.writer.notifyCheckpointComplete?.(checkpointId);
+    this.#committed.notified(checkpointId);
+  }
+  /** See {@link StreamOperator.awaitCommitted}: the writer's notification for the id returned. */
+  awaitCommitted(checkpointId: number): Promise<boolean> {
+    return this.#committed.awaitCommitted(checkpointId);
   }
   override notifyCheckpointAborted(checkpointId: number): void {
     this.writer.notifyCheckpointAborted?.(checkpointId);
   }
   override close(): void {
+    this.#committed.close();
     this.writer.close?.();
   }
 }

@@ -27,6 +27,7 @@ import {
   isDeadLetterStateEntry,
 } from '../../connectors/dead-letter.js';
 import { CommittingSinkOperator } from '../sink/committing-sink-operator.js';
+import { NotifiedThrough } from '../sink/notified-through.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -43,17 +44,27 @@ interface DeadLetterDriver {
   aborted(checkpointId: number): void;
   finish(): void;
   close(): void;
+  /** As {@link StreamOperator.awaitCommitted}, for the dead-letter sink's commits. */
+  awaitCommitted(checkpointId: number): Promise<boolean>;
   readonly committing: CommittingSinkOperator | null;
 }
 
 function legacyDriver(w: SinkWriter<DeadLetter>): DeadLetterDriver {
+  const committed = new NotifiedThrough();
   return {
     write: (d) => w.write(d),
     snapshot: (id) => w.preCommit?.(id) ?? [],
-    complete: (id) => w.notifyCheckpointComplete?.(id),
+    complete: (id) => {
+      w.notifyCheckpointComplete?.(id);
+      committed.notified(id);
+    },
     aborted: (id) => w.notifyCheckpointAborted?.(id),
     finish: () => w.finish?.(),
-    close: () => w.close?.(),
+    close: () => {
+      committed.close();
+      w.close?.();
+    },
+    awaitCommitted: (id) => committed.awaitCommitted(id),
     committing: null,
   };
 }
@@ -66,6 +77,7 @@ function committingDriver(op: CommittingSinkOperator): DeadLetterDriver {
     aborted: (id) => op.notifyCheckpointAborted(id),
     finish: () => op.finish(),
     close: () => op.close(),
+    awaitCommitted: (id) => op.awaitCommitted(id),
     committing: op,
   };
 }
@@ -179,6 +191,10 @@ export class SourceOperator extends AbstractStreamOperator {
   }
   settle(): Promise<void> {
     return this.#deadLetters?.committing?.settle() ?? Promise.resolve();
+  }
+  /** The dead-letter sink's commits (stop-with-savepoint); `true` without one. */
+  awaitCommitted(checkpointId: number): Promise<boolean> {
+    return this.#deadLetters?.awaitCommitted(checkpointId) ?? Promise.resolve(true);
   }
   override finish(): void {
     this.#deadLetters?.finish();

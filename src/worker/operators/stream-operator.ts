@@ -109,7 +109,7 @@ export interface StreamOperator {
    */
   settle?(): Promise<void>;
   /**
-   * Committing sinks: resolves `true` once nothing of checkpoints `<= checkpointId` is left to
+   * Sinks: resolves `true` once nothing of checkpoints `<= checkpointId` is left to
    * commit (stop-with-savepoint waits for it before it cancels the task), `false` when the
    * operator failed or closed first (those committables are committed on restore).
    */

@@ -135,7 +135,10 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     this.#failTask = fail;
   }
 
-  /** Commit-on-restore: the restored checkpoint completed, so its committables are committed (again). */
+  /**
+   * Commit-on-restore: the restored checkpoint completed, so its committables are committed
+   * (again). None arrive when the checkpoint recorded its commits done (`restoredState` is empty).
+   */
   override open(): void {
     const restored = this.#sinkCtx.restoredState;
     if (restored === undefined) return;

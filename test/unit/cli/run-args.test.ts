@@ -45,6 +45,13 @@ describe('parseRunArgs', () => {
   it('leaves checkpointing off unless a checkpoint flag is given', () => {
     expect(parseRunArgs(['job.mjs']).options.checkpointing).toBeUndefined();
     expect(parseRunArgs(['job.mjs', '--unaligned']).options.checkpointing).toMatchObject({ interval: 1000 });
+    expect(parseRunArgs(['job.mjs', '--alignment-timeout', '40']).options.checkpointing).toMatchObject({
+      interval: 1000,
+      alignmentTimeout: 40,
+    });
+    expect(usageError(['job.mjs', '--alignment-timeout', 'soon'])).toContain(
+      '--alignment-timeout must be a number',
+    );
   });
 
   it('rejects an unknown flag, suggesting the closest known one', () => {

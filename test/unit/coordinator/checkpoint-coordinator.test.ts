@@ -467,6 +467,7 @@ describe('CheckpointCoordinator: manual checkpoints, ids, lifecycle', () => {
       stats: {
         endToEndDurationMs: 0,
         maxAlignmentDurationMs: 0,
+        switchedToUnaligned: false,
         maxCheckpointStartDelayMs: 0,
         syncDurationMs: { max: 0, sum: 0 },
         asyncDurationMs: { max: 0, sum: 0 },

@@ -13,6 +13,7 @@ function checkpoint(checkpointId: number): CompletedCheckpoint {
     stats: {
       endToEndDurationMs: 0,
       maxAlignmentDurationMs: 0,
+      switchedToUnaligned: false,
       maxCheckpointStartDelayMs: 0,
       syncDurationMs: { max: 0, sum: 0 },
       asyncDurationMs: { max: 0, sum: 0 },

@@ -32,6 +32,34 @@ describe('resolveJobOptions: state options', () => {
   });
 });
 
+describe('resolveJobOptions: alignmentTimeout', () => {
+  it('is off (null) by default, takes whole ms >= 0, and only with aligned exactly-once', () => {
+    expect(
+      resolveJobOptions({ checkpointing: { interval: 100 } }).checkpointing?.alignmentTimeout,
+    ).toBeNull();
+    for (const alignmentTimeout of [0, 250]) {
+      expect(
+        resolveJobOptions({ checkpointing: { interval: 100, alignmentTimeout } }).checkpointing
+          ?.alignmentTimeout,
+      ).toBe(alignmentTimeout);
+    }
+    for (const bad of [
+      { interval: 100, alignmentTimeout: -1 },
+      { interval: 100, alignmentTimeout: 1.5 },
+      { interval: 100, alignmentTimeout: '10' as unknown as number },
+      { interval: 100, alignmentTimeout: 10, mode: 'at-least-once' as const },
+      { interval: 100, alignmentTimeout: 10, unaligned: true },
+    ]) {
+      expect(() => resolveJobOptions({ checkpointing: bad })).toThrow(
+        expect.objectContaining({
+          name: 'InvalidOptionError',
+          message: expect.stringContaining('alignmentTimeout'),
+        }),
+      );
+    }
+  });
+});
+
 describe('resolveJobOptions: channel options', () => {
   it("defaults recordFormat to 'auto', accepts 'msgpack', rejects anything else naming the option", () => {
     expect(resolveJobOptions({}).channels.recordFormat).toBe('auto');

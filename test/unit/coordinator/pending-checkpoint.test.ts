@@ -64,6 +64,7 @@ describe('PendingCheckpoint', () => {
       stats: {
         endToEndDurationMs: 250,
         maxAlignmentDurationMs: 7,
+        switchedToUnaligned: false,
         maxCheckpointStartDelayMs: 3,
         syncDurationMs: { max: 4, sum: 6 },
         asyncDurationMs: { max: 30, sum: 40 },
@@ -91,5 +92,15 @@ describe('PendingCheckpoint', () => {
     expect(p.status.state).toBe('finalized');
     expect(p.acknowledgeTask('a', ack(1, 1, 1, 1))).toBe('discarded');
     expect(p.abort('expired')).toBe(false);
+  });
+
+  it('flags the checkpoint as switched to unaligned when any task says so', () => {
+    const p = pending();
+    p.acknowledgeTask('a', ack(2, 30, 5, 50));
+    const b = ack(4, 10, 7, 100);
+    p.acknowledgeTask('b', { ...b, metrics: { ...b.metrics, switchedToUnaligned: true } });
+    const { stats } = p.finalize(1250);
+    expect(stats.switchedToUnaligned).toBe(true);
+    expect(stats.tasks.map((t) => t.switchedToUnaligned)).toEqual([undefined, true]);
   });
 });

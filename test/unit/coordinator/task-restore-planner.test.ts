@@ -82,6 +82,15 @@ function metadataAt2(): { metadata: CheckpointMetadata; entries: Map<string, unk
 }
 
 describe('planTaskRestores', () => {
+  it("carries the checkpoint's sinksCommitted to every task (absent: false, commit-on-restore)", () => {
+    const { metadata, entries } = metadataAt2();
+    const read = (h: ChunkHandle) => entries.get(h.chunkId)!;
+    for (const r of planTaskRestores(planAt(3), metadata, read).values())
+      expect(r.sinksCommitted).toBe(false);
+    const marked = { ...metadata, sinksCommitted: true };
+    for (const r of planTaskRestores(planAt(3), marked, read).values()) expect(r.sinksCommitted).toBe(true);
+  });
+
   it.each([1, 2, 3, 5])('rescaling 2 -> %i hands every key group to exactly its new owner', (p) => {
     const { metadata, entries } = metadataAt2();
     const restores = planTaskRestores(planAt(p), metadata, (h) => entries.get(h.chunkId)!);

@@ -70,6 +70,7 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
         triggerTimestamp: 0,
         durationMs: 30,
         maxAlignmentDurationMs: 4,
+        switchedToUnaligned: false,
         maxSyncDurationMs: 1,
         maxAsyncDurationMs: 2,
         bytes: 512,

@@ -61,6 +61,7 @@ const stats = (checkpointId: number, durationMs: number, align: number): Complet
   triggerTimestamp: 0,
   durationMs,
   maxAlignmentDurationMs: align,
+  switchedToUnaligned: false,
   maxSyncDurationMs: 0,
   maxAsyncDurationMs: 0,
   bytes: 1,

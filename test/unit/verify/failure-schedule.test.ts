@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type FailureTarget, planFailures } from '../../../src/verify/failure-schedule.js';
+import {
+  type FailureTarget,
+  isStopFailure,
+  planFailures,
+  type StopFailure,
+} from '../../../src/verify/failure-schedule.js';
 
 const targets: FailureTarget[] = [
   { uid: 'map:a:0', name: 'a', parallelism: 2, recordsIn: 10_000 },
@@ -22,6 +27,7 @@ describe('planFailures', () => {
       const faults = planFailures({ seed, count: 4, kinds: ['throw', 'exit'], targets });
       expect(faults.map((f) => f.attempt)).toEqual([0, 1, 2, 3]);
       for (const f of faults) {
+        if (isStopFailure(f)) throw new Error('only throw and exit were asked for');
         const t = targets.find((x) => x.uid === f.operatorUid)!;
         expect(t.recordsIn).toBeGreaterThan(0); // never the idle operator
         expect(f.subtaskIndex).toBeGreaterThanOrEqual(0);
@@ -46,5 +52,45 @@ describe('planFailures', () => {
     expect(planFailures({ seed: 1, count: 0, kinds: ['throw'], targets })).toEqual([]);
     expect(planFailures({ seed: 1, count: 2, kinds: [], targets })).toEqual([]);
     expect(planFailures({ seed: 1, count: 2, kinds: ['throw'], targets: [targets[2]] })).toEqual([]);
+  });
+
+  it('stop failures: 1-3 checkpoints into their attempt; savepoint keeps the parallelism, rescale changes it by one', () => {
+    const seen = { savepoint: 0, rescale: 0, down: 0 };
+    for (let seed = 0; seed < 200; seed++) {
+      const faults = planFailures({
+        seed,
+        count: 4,
+        kinds: ['savepoint', 'rescale'],
+        targets,
+        parallelism: 2,
+      });
+      expect(faults).toEqual(
+        planFailures({ seed, count: 4, kinds: ['savepoint', 'rescale'], targets, parallelism: 2 }),
+      );
+      let p = 2;
+      for (const [i, f] of faults.entries()) {
+        expect(f.attempt).toBe(i);
+        const stop = f as StopFailure;
+        expect(isStopFailure(stop)).toBe(true);
+        expect(stop.afterCheckpoints).toBeGreaterThanOrEqual(1);
+        expect(stop.afterCheckpoints).toBeLessThanOrEqual(3);
+        if (stop.kind === 'savepoint') expect(stop.parallelism).toBe(p);
+        else {
+          expect(Math.abs(stop.parallelism - p)).toBe(1);
+          expect(stop.parallelism).toBeGreaterThanOrEqual(1);
+          if (stop.parallelism < p) seen.down++;
+        }
+        seen[stop.kind]++;
+        p = stop.parallelism;
+      }
+    }
+    expect(seen.savepoint).toBeGreaterThan(0);
+    expect(seen.rescale).toBeGreaterThan(0);
+    expect(seen.down).toBeGreaterThan(0);
+  });
+
+  it('without an operator to fail in, only stop failures are planned', () => {
+    const faults = planFailures({ seed: 3, count: 3, kinds: ['throw', 'savepoint'], targets: [targets[2]] });
+    expect(faults.map((f) => f.kind)).toEqual(['savepoint', 'savepoint', 'savepoint']);
   });
 });

@@ -40,6 +40,30 @@ describe('CheckpointStorage round trip', () => {
     expect(verification.state).toBe('ok');
   });
 
+  it('markSinksCommitted rewrites only that checkpoint, durably; false for one not committed', async () => {
+    const t = tempDir('mark');
+    cleanups.push(t.remove);
+    const first = CheckpointStorage.open(t.dir);
+    for (const id of [1, 2]) {
+      const handles = await first.writeChunks(id, { operatorUid: 'op', subtaskIndex: 0 }, [
+        { name: 'x', bytes: seededBytes(id, 10) },
+      ]);
+      await first.commitCheckpoint(metadataFor(id, [subtask('op', 0, handles)]));
+    }
+    const before = first.loadMetadata(2)!;
+    expect(before.sinksCommitted).toBeUndefined();
+    expect(await first.markSinksCommitted(2)).toBe(true);
+    expect(await first.markSinksCommitted(3)).toBe(false);
+    await first.close();
+
+    const second = CheckpointStorage.open(t.dir, { create: false });
+    cleanups.push(() => second.close());
+    expect(second.loadMetadata(2)).toEqual({ ...before, sinksCommitted: true });
+    expect(second.loadMetadata(1)?.sinksCommitted).toBeUndefined();
+    expect(second.verifyCheckpoint(2).state).toBe('ok');
+    expect(second.listCompleted()).toEqual([1, 2]);
+  });
+
   it('survives reopening and lists checkpoints ascending whatever the commit order', async () => {
     const t = tempDir('reopen');
     cleanups.push(t.remove);

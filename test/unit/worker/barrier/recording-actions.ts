@@ -61,6 +61,33 @@ export class RecordingActions implements BarrierHandlerActions {
   }
 }
 
+/** RecordingActions plus channel-state recording, logged in the same order. */
+export class UnalignedActions extends RecordingActions {
+  /** checkpoint id → channels currently recorded. */
+  readonly recording = new Map<number, Set<number>>();
+  readonly finished: number[] = [];
+  startChannelState(checkpointId: number, channels: readonly number[]): void {
+    this.recording.set(checkpointId, new Set(channels));
+    this.log.push(`start ${checkpointId} [${channels.join(',')}]`);
+  }
+  stopChannelState(checkpointId: number, channelIndex: number): void {
+    const set = this.recording.get(checkpointId);
+    if (!set?.delete(channelIndex)) throw new Error(`stop ${checkpointId}/${channelIndex} not recording`);
+    this.log.push(`stop ${checkpointId} ${channelIndex}`);
+  }
+  finishChannelState(checkpointId: number): void {
+    const set = this.recording.get(checkpointId);
+    if (!set || set.size > 0) throw new Error(`finish ${checkpointId} with channels still recording`);
+    this.recording.delete(checkpointId);
+    this.finished.push(checkpointId);
+    this.log.push(`finish ${checkpointId}`);
+  }
+  override abortCheckpoint(...args: Parameters<RecordingActions['abortCheckpoint']>): void {
+    this.recording.delete(args[0]);
+    super.abortCheckpoint(...args);
+  }
+}
+
 export function barrier(checkpointId: number, timestamp = 0): CheckpointBarrier {
   return { kind: 'barrier', checkpointId, timestamp, checkpointType: 'checkpoint', unaligned: false };
 }

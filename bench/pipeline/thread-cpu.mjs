@@ -1,0 +1,84 @@
+// CPU time per record of every thread of one run of the pipeline's keyed-sum job
+// (bench/jobs/keyed-sum-job.mjs), read from /proc/self/task/*/stat: which thread pays for what,
+// in a figure that load on the machine inflates far less than throughput (Linux only).
+//
+//   npm run build
+//   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy]
+//
+// Plain JavaScript on purpose: run without tsx, the job's worker threads load dist/ as users do
+// (with `--import tsx` every worker also loads tsx and its source-map handling). Threads are listed
+// by thread id: the main thread first, then V8's and libuv's helper threads, then the pool's
+// worker threads in start order. CPU per record includes each thread's start-up (module loading
+// and JIT): run once with a small --n (e.g. 10000) to see that fixed part and subtract it.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startJob } from 'weir';
+
+const { values } = parseArgs({
+  options: {
+    p: { type: 'string', default: '1' },
+    mode: { type: 'string', default: 'off' },
+    n: { type: 'string', default: '4000000' },
+    workload: { type: 'string', default: 'cheap' },
+  },
+});
+const parallelism = Number(values.p);
+const n = Number(values.n);
+if (values.mode !== 'off' && values.mode !== 'EO')
+  throw new RangeError(`--mode off or EO, got ${values.mode}`);
+
+/** CPU ms (utime + stime) per thread id of this process. */
+function threadCpu() {
+  const ticksPerMs = 100 / 1000; // USER_HZ: 100 on Linux
+  const out = new Map();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
+    } catch {
+      // the thread ended between readdir and read
+    }
+  }
+  return out;
+}
+
+const before = threadCpu();
+// Worker threads exit with the job: keep their last reading.
+const last = threadCpu();
+const sampler = setInterval(() => {
+  for (const [tid, ms] of threadCpu()) last.set(tid, ms);
+}, 25);
+const dir = values.mode === 'EO' ? mkdtempSync(path.join(os.tmpdir(), 'weir-thread-cpu-')) : undefined;
+const startedAt = performance.now();
+try {
+  const client = await startJob(new URL('../jobs/keyed-sum-job.mjs', import.meta.url), {
+    parallelism,
+    args: { n: String(n), workload: values.workload },
+    ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
+  });
+  const result = await client.done;
+  clearInterval(sampler);
+  for (const [tid, ms] of threadCpu()) last.set(tid, ms);
+  const reports = result.sinks.digest;
+  const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
+  const endAt = Math.max(...reports.map((r) => r.endAt));
+  console.log(
+    `p=${parallelism} ${values.mode} ${values.workload} n=${n}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
+      `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}`,
+  );
+  let total = 0;
+  for (const [tid, ms] of [...last].sort((a, b) => a[0] - b[0])) {
+    const used = ms - (before.get(tid) ?? 0);
+    total += used;
+    if (used >= 20)
+      console.log(`  thread ${tid}: ${used.toFixed(0)} ms, ${((used * 1e6) / n).toFixed(0)} ns/record`);
+  }
+  console.log(`  all threads: ${total.toFixed(0)} ms, ${((total * 1e6) / n).toFixed(0)} ns/record`);
+} finally {
+  clearInterval(sampler);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
