@@ -1,5 +1,6 @@
 /** Shared helpers for end-to-end tests: they run real jobs from dist/ in real worker threads. */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -130,4 +131,20 @@ export function whenCommitted(client: CheckpointEvents, committed: () => Promise
     };
     client.on('checkpoint', onCheckpoint);
   });
+}
+
+/**
+ * The flag file of service-pipelines.mjs's `hold` argument: the job's sources read at full rate,
+ * then hold mid-run (emit nothing, take checkpoints) until `release()` — so a test that kills,
+ * cancels or cuts a connection acts while the job still runs, however fast or loaded the machine.
+ * `dispose()` removes the file (after the run).
+ */
+export function holdFlag(): { readonly path: string; release(): void; dispose(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'weir-hold-'));
+  const file = path.join(dir, 'release');
+  return {
+    path: file,
+    release: () => writeFileSync(file, ''),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

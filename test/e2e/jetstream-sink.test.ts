@@ -13,7 +13,7 @@
  *     committed, and accepted again: the stream holds every message exactly once.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -21,7 +21,14 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectExactRunningSums, expectedSums, fixture, type RunningSum, whenCommitted } from './helpers.js';
+import {
+  expectExactRunningSums,
+  expectedSums,
+  fixture,
+  holdFlag,
+  type RunningSum,
+  whenCommitted,
+} from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const SERVERS = 'nats://127.0.0.1:4222';
@@ -77,9 +84,6 @@ describe('sinks.jetstream end to end', () => {
         source: 'sequence',
         sink: 'jetstream',
         servers: SERVERS,
-        // The injected throw waits for two source snapshots; at the fixture's default 20 000
-        // records/s the input (1 s at p=1) ended before them under heavy load: no restart at all.
-        rate: '5000',
         ...args,
       },
     });
@@ -165,11 +169,15 @@ describe('sinks.jetstream end to end', () => {
         sink: 'jetstream',
         servers: SERVERS,
       };
-      for (const [k, v] of Object.entries({ ...jobArgs, subject: `${stream}.sums`, rate: '4000' }))
+      for (const [k, v] of Object.entries({
+        ...jobArgs,
+        subject: `${stream}.sums`,
+        hold: path.join(dir, 'release'),
+      }))
         args.push('--arg', `${k}=${v}`);
       const first = weir(args);
       const jsm = await jetstreamManager(nc);
-      // kill once some messages were committed
+      // kill once some messages were committed (the sources hold half-way until 'release' exists)
       while ((await jsm.streams.info(stream)).state.messages === 0) {
         expect(first.child.exitCode).toBe(null);
         await first.next();
@@ -179,6 +187,7 @@ describe('sinks.jetstream end to end', () => {
       const before = (await jsm.streams.info(stream)).state.messages;
       expect(before).toBeLessThan(N);
 
+      writeFileSync(path.join(dir, 'release'), '');
       const second = weir([...args, '--restore', 'latest']);
       expect(await second.exit).toBe(0);
       expect(second.stderr).toMatch(/restored from checkpoint \d+/);
@@ -192,6 +201,7 @@ describe('sinks.jetstream end to end', () => {
     const stream = await outputStream();
     const jsm = await jetstreamManager(nc);
     const proxy = await tcpProxy(4222);
+    const hold = holdFlag();
     try {
       const client = await startJob(fixture('service-pipelines.mjs'), {
         parallelism: 2,
@@ -204,20 +214,25 @@ describe('sinks.jetstream end to end', () => {
           sink: 'jetstream',
           servers: `nats://127.0.0.1:${proxy.port}`,
           subject: `${stream}.sums`,
-          rate: '5000',
+          hold: hold.path,
         },
       });
-      // Cut once messages were committed, so later commits straddle the cut.
+      // Cut once messages were committed, so later commits straddle the cut: the sources hold
+      // half-way until the cut is over.
       let acceptedAtCut = -1;
       void whenCommitted(client, async () => (await jsm.streams.info(stream)).state.messages > 0).then(() => {
         acceptedAtCut = proxy.accepted;
-        return proxy.cut().then(() => proxy.restore());
+        return proxy
+          .cut()
+          .then(() => proxy.restore())
+          .then(() => hold.release());
       });
       await client.done;
       expect(acceptedAtCut).toBeGreaterThanOrEqual(0); // the cut happened
       expect(proxy.accepted).toBeGreaterThan(acceptedAtCut); // connected again after the cut
       expectExact(await readAll<Sum>(stream), N);
     } finally {
+      hold.dispose();
       await proxy.close();
     }
   }, 180_000);

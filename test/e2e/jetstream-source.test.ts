@@ -13,7 +13,7 @@
  *     with --restore latest: the rows are exact (each split re-read from its checkpointed
  *     sequence; a re-read from the start would insert duplicate rows).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -21,7 +21,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectExactRunningSums, fixture, type RunningSum, whenCommitted } from './helpers.js';
+import { expectExactRunningSums, fixture, holdFlag, type RunningSum, whenCommitted } from './helpers.js';
 import { PG_CONNECTION, sumsTables } from './pg-sums-tables.js';
 import { tcpProxy } from './tcp-proxy.js';
 
@@ -131,7 +131,7 @@ describe('sources.jetstream end to end', () => {
       table,
       stream,
       subjects,
-      rate: '5000',
+      hold: join(dir, 'release'), // the sources hold half-way until this file exists
     };
     const first = await startJob(fixture('service-pipelines.mjs'), {
       parallelism: 2,
@@ -150,6 +150,7 @@ describe('sources.jetstream end to end', () => {
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(N);
 
+    writeFileSync(join(dir, 'release'), '');
     const second = await startJob(fixture('service-pipelines.mjs'), {
       parallelism: 3,
       args,
@@ -176,6 +177,7 @@ describe('sources.jetstream end to end', () => {
   it('(d) the connection dropped mid-run and back: exact', async () => {
     const { stream, subjects } = await inputStream();
     const proxy = await tcpProxy(4222);
+    const hold = holdFlag();
     try {
       const client = await startJob(fixture('service-pipelines.mjs'), {
         parallelism: 2,
@@ -189,7 +191,7 @@ describe('sources.jetstream end to end', () => {
           sink: 'collect',
           stream,
           subjects,
-          rate: '10000',
+          hold: hold.path,
         },
       });
       let checkpoints = 0;
@@ -197,8 +199,12 @@ describe('sources.jetstream end to end', () => {
       client.on('checkpoint', () => {
         if (++checkpoints === 2) {
           cut = true;
-          // drop every connection, then accept new ones again
-          void proxy.cut().then(() => proxy.restore());
+          // drop every connection, then accept new ones again, then let the sources (holding
+          // half-way, so the cut lands mid-run) read the rest
+          void proxy
+            .cut()
+            .then(() => proxy.restore())
+            .then(() => hold.release());
         }
       });
       const result = await client.done;
@@ -206,6 +212,7 @@ describe('sources.jetstream end to end', () => {
       expect(proxy.accepted).toBeGreaterThan(2); // the readers connected again
       expectExact(result.sinks.sums as Sum[], N);
     } finally {
+      hold.dispose();
       await proxy.close();
     }
   });
@@ -228,7 +235,7 @@ describe('sources.jetstream end to end', () => {
       table,
       stream,
       subjects,
-      rate: '5000',
+      hold: join(dir, 'release'), // the sources hold half-way until this file exists
     }))
       args.push('--arg', `${k}=${v}`);
     const first = weir(args);
@@ -243,6 +250,7 @@ describe('sources.jetstream end to end', () => {
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(N);
 
+    writeFileSync(join(dir, 'release'), '');
     const second = weir([...args, '--restore', 'latest']);
     expect(await second.exit).toBe(0);
     expect(second.stderr).toMatch(/restored from checkpoint \d+/);

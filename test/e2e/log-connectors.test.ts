@@ -6,7 +6,7 @@
  * (c) sources.log -> keyed running sum -> sinks.log, cancelled at parallelism 2 after checkpoints
  *     completed, then restored from the latest checkpoint at parallelism 3.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,7 +115,17 @@ describe('log connectors end to end', () => {
   it('(c) restored from the latest checkpoint at parallelism 3 after running at 2: every partition read once', async () => {
     const dir = await inputLog();
     const checkpoints = join(dir, '..', 'checkpoints');
-    const args = { n: String(N), keys: String(KEYS), pipeline: 'log-to-log', dir, topic: 'in', out: 'sums' };
+    // the sources hold half-way until this file exists: the cancel lands mid-run
+    const release = join(dir, '..', 'release');
+    const args = {
+      n: String(N),
+      keys: String(KEYS),
+      pipeline: 'log-to-log',
+      dir,
+      topic: 'in',
+      out: 'sums',
+      hold: release,
+    };
 
     const first = await startJob(fixture('log-pipelines.mjs'), {
       parallelism: 2,
@@ -146,6 +156,7 @@ describe('log connectors end to end', () => {
     expect(partial).toBeGreaterThan(0);
     expect(partial).toBeLessThan(N);
 
+    writeFileSync(release, '');
     const second = await startJob(fixture('log-pipelines.mjs'), {
       parallelism: 3,
       args,

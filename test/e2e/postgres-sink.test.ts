@@ -13,13 +13,20 @@
  * (f) the database connection cut mid-run (an in-test TCP proxy): commits fail, the job restarts,
  *     and once the connection is back the rows are exact.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobOptions, sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectExactRunningSums, expectedSums, fixture, type RunningSum, whenCommitted } from './helpers.js';
+import {
+  expectExactRunningSums,
+  expectedSums,
+  fixture,
+  holdFlag,
+  type RunningSum,
+  whenCommitted,
+} from './helpers.js';
 import { PG_CONNECTION, sumsTables } from './pg-sums-tables.js';
 import { tcpProxy } from './tcp-proxy.js';
 
@@ -81,9 +88,7 @@ describe('sinks.postgres end to end', () => {
   it('(b) exactly-once upsert, p=2, a throw after a checkpoint: one exact row per key', async () => {
     const name = await table(true);
     const { result } = await run(
-      // 5 000 records/s: the injected throw waits for two source snapshots, which under heavy
-      // load did not come before the default rate's 1.5 s of input ended (no restart at all).
-      { table: name, failure: 'throw', upsert: '1', rate: '5000' },
+      { table: name, failure: 'throw', upsert: '1' },
       { parallelism: 2, checkpointing: { interval: 100, mode: 'exactly-once' } },
     );
     expect(result.restarts).toBe(1);
@@ -135,12 +140,11 @@ describe('sinks.postgres end to end', () => {
       sink: 'postgres',
       connection: CONNECTION,
       table: name,
-      rate: '5000',
+      hold: path.join(dir, 'release'), // the sources hold half-way until this file exists
     }))
       args.push('--arg', `${k}=${v}`);
     const first = weir(args);
-    // wait until some rows were committed, and a checkpoint more, then kill without warning
-    // Kill once some rows were committed (each completed checkpoint is a chance to look).
+    // Kill without warning once some rows were committed (each line of stderr is a chance to look).
     while ((await rows(name)).length === 0) {
       expect(first.child.exitCode).toBe(null);
       await first.next();
@@ -151,6 +155,7 @@ describe('sinks.postgres end to end', () => {
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(N);
 
+    writeFileSync(path.join(dir, 'release'), '');
     const second = weir([...args, '--restore', 'latest']);
     expect(await second.exit).toBe(0);
     expect(second.stderr).toMatch(/restored from checkpoint \d+/);
@@ -181,7 +186,7 @@ describe('sinks.postgres end to end', () => {
   it('(e) at-least-once writes through: a throw after a checkpoint loses nothing', async () => {
     const name = await table(false);
     const { result } = await run(
-      { table: name, failure: 'throw', rate: '5000' },
+      { table: name, failure: 'throw' },
       { parallelism: 2, checkpointing: { interval: 100, mode: 'at-least-once' } },
     );
     expect(result.restarts).toBe(1);
@@ -194,6 +199,7 @@ describe('sinks.postgres end to end', () => {
   it('(f) the connection to the database cut mid-run, restored at the restart: rows exact', async () => {
     const name = await table(false);
     const proxy = await tcpProxy(5432);
+    const hold = holdFlag();
     try {
       const client = await startJob(fixture('service-pipelines.mjs'), {
         parallelism: 2,
@@ -206,7 +212,7 @@ describe('sinks.postgres end to end', () => {
           sink: 'postgres',
           connection: `postgres://root@127.0.0.1:${proxy.port}/test`,
           table: name,
-          rate: '5000',
+          hold: hold.path,
         },
       });
       let restarts = 0;
@@ -218,12 +224,15 @@ describe('sinks.postgres end to end', () => {
       let cutAt = -1;
       await whenCommitted(client, async () => (cutAt = (await rows(name)).length) > 0);
       await proxy.cut();
+      // the sources held half-way (so the cut lands mid-run); the rest now goes through the cut
+      hold.release();
       const result = await client.done;
       expect(cutAt).toBeGreaterThan(0);
       expect(cutAt).toBeLessThan(N);
       expect(result.restarts).toBeGreaterThanOrEqual(1);
       expectExact(await rows(name), N);
     } finally {
+      hold.dispose();
       await proxy.close();
     }
   });

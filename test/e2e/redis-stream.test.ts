@@ -11,14 +11,14 @@
  * (e) every connection to Redis dropped mid-run (an in-test TCP proxy, source and sink behind
  *     it) and accepted again: the output is exact.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sinks, startJob } from '../../dist/index.js';
 import { ROOT, weir } from './cli-process.js';
-import { expectedSums, finalByKey, fixture, whenCommitted } from './helpers.js';
+import { expectedSums, finalByKey, fixture, holdFlag, whenCommitted } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -146,7 +146,12 @@ describe('Redis stream connectors end to end', () => {
       const args = ['run', path.join(ROOT, 'test/fixtures/jobs/service-pipelines.mjs'), '--parallelism', '2'];
       args.push('--checkpoint-interval', '100', '--checkpoint-dir', path.join(dir, 'ckpt'), '--verbose');
       const jobArgs = { n: String(N), keys: String(KEYS), source: 'redis', sink: 'redis', url: URL };
-      for (const [k, v] of Object.entries({ ...jobArgs, stream: input, out, rate: '5000' }))
+      for (const [k, v] of Object.entries({
+        ...jobArgs,
+        stream: input,
+        out,
+        hold: path.join(dir, 'release'),
+      }))
         args.push('--arg', `${k}=${v}`);
       const first = weir(args);
       // Kill once some entries were committed (each line of stderr is a chance to look).
@@ -160,6 +165,7 @@ describe('Redis stream connectors end to end', () => {
       expect(before).toBeGreaterThan(0);
       expect(before).toBeLessThan(N);
 
+      writeFileSync(path.join(dir, 'release'), ''); // the first run's sources held half-way
       const second = weir([...args, '--restore', 'latest']);
       expect(await second.exit).toBe(0);
       expect(second.stderr).toMatch(/restored from checkpoint \d+/);
@@ -173,6 +179,7 @@ describe('Redis stream connectors end to end', () => {
     const input = await inputStream();
     const out = key();
     const proxy = await tcpProxy(6379);
+    const hold = holdFlag();
     try {
       const client = await startJob(fixture('service-pipelines.mjs'), {
         parallelism: 2,
@@ -186,20 +193,25 @@ describe('Redis stream connectors end to end', () => {
           url: `redis://127.0.0.1:${proxy.port}`,
           stream: input,
           out,
-          rate: '10000',
+          hold: hold.path,
         },
       });
-      // Cut once entries were committed (so a commit and the source's reads straddle the cut).
+      // Cut once entries were committed (so a commit and the source's reads straddle the cut): the
+      // sources hold half-way until the cut is over.
       let acceptedAtCut = -1;
       void whenCommitted(client, async () => (await redis.xlen(out)) > 0).then(() => {
         acceptedAtCut = proxy.accepted;
-        return proxy.cut().then(() => proxy.restore());
+        return proxy
+          .cut()
+          .then(() => proxy.restore())
+          .then(() => hold.release());
       });
       await client.done;
       expect(acceptedAtCut).toBeGreaterThanOrEqual(0); // the cut happened
       expect(proxy.accepted).toBeGreaterThan(acceptedAtCut); // connected again after the cut
       await expectExactOutput(out);
     } finally {
+      hold.dispose();
       await proxy.close();
     }
   }, 180_000);
