@@ -10,9 +10,9 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobFailedError, openLog, startJob } from '../../dist/index.js';
-import { committedJsonl, expectedSums, fixture } from './helpers.js';
+import { committedJsonl, expectedSums, fixture, holdFlag } from './helpers.js';
 
 const KEYS = 7;
 const TOTAL = 4000;
@@ -164,12 +164,24 @@ describe('checkpoints after a whole source vertex finished', () => {
     it(`${unaligned ? 'unaligned' : 'aligned'}: a finished branch and a finished union input: checkpoints go on, the collect sink commits, a failure restores exactly`, async () => {
       const n = 4000;
       const keys = 10;
+      // The long source holds half-way until the failing sink was notified of 2 completed
+      // checkpoints (it writes the flag): under load the input cannot end before the failure.
+      const flag = holdFlag();
       const client = await startJob(fixture('finished-branch.mjs'), {
         parallelism: 2,
         checkpointing: { interval: 50, mode: 'exactly-once', unaligned },
         restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
-        args: { n: String(n), keys: String(keys), tiny: '5', short: '20', rate: '2000', failure: 'throw' },
+        args: {
+          n: String(n),
+          keys: String(keys),
+          tiny: '5',
+          short: '20',
+          rate: '4000',
+          failure: 'throw',
+          flag: flag.path,
+        },
       });
+      onTestFinished(() => flag.dispose());
       const completed: number[] = [];
       let checkpointsBeforeFailure = -1;
       client.on('checkpoint', (c: { checkpointId: number }) => completed.push(c.checkpointId));
