@@ -118,11 +118,14 @@ async function timedJob(
     outputCount === undefined
       ? Promise.resolve()
       : (async () => {
-          while (running) {
+          // One more look after the job returned: its last commit can land between two polls.
+          for (;;) {
+            const stillRunning = running;
             if ((await outputCount()) >= N) {
               outputAt = wallNow();
               return;
             }
+            if (!stillRunning) return;
             await new Promise((resolve) => setTimeout(resolve, 20));
           }
         })();
