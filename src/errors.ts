@@ -884,3 +884,34 @@ export class VerifyNothingToCompareError extends WeirError {
     );
   }
 }
+
+/** Reading back what a sink committed (its `readCommitted()`) failed: verify cannot compare that sink. */
+export class VerifyReadBackError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_READ_BACK';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly sink: string,
+    cause: unknown,
+  ) {
+    super(
+      `weir verify could not read back what sink "${sink}" committed: its readCommitted() failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * `weir verify` ended without a report: the process had nothing left to run while verify still
+ * awaited something (a promise that never settles: in a sink's `readCommitted()`, in the job, or a
+ * weir bug). Reported by the CLI as it exits, instead of exiting silently with no report.
+ */
+export class VerifyIncompleteError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_INCOMPLETE';
+  readonly failureKind = 'fatal' as const;
+  constructor(readonly job: string) {
+    super(
+      `weir verify ${job} ended before its report: nothing was left to run while it still awaited a result ` +
+        "(a promise that never settles, e.g. in a sink's readCommitted(); otherwise a weir bug: please report it)",
+    );
+  }
+}

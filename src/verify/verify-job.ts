@@ -25,7 +25,12 @@ import { isCommittingSink } from '../api/committing-sink.js';
 import { buildStreamGraph } from '../api/define-job.js';
 import type { CheckpointMode } from '../api/source.js';
 import { type JobResult, type Savepoint, startJob } from '../coordinator/job-client.js';
-import { InvalidOptionError, VerifyNothingToCompareError, VerifyUnsupportedSinkError } from '../errors.js';
+import {
+  InvalidOptionError,
+  VerifyNothingToCompareError,
+  VerifyReadBackError,
+  VerifyUnsupportedSinkError,
+} from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
@@ -193,7 +198,14 @@ function sinkReaders(plan: ExecutionPlan): SinkReader[] {
           read: async (r) => [...(r.sinks[sink.name] ?? [])],
         });
       } else if (isCommittingSink(sink) && typeof sink.readCommitted === 'function') {
-        const readAll = async () => sink.readCommitted!();
+        const name = op.name;
+        const readAll = async (): Promise<readonly unknown[]> => {
+          try {
+            return await sink.readCommitted!();
+          } catch (e) {
+            throw new VerifyReadBackError(name, e);
+          }
+        };
         readers.push({ sink: op.name, type, readAll });
       } else if (type === 'stdout' || type === 'discard') {
         readers.push({ sink: op.name, type });
