@@ -19,7 +19,7 @@ import { formatVerifySummary, verifyExitCode, verifyReportHtml } from '../verify
 import { UsageError } from './usage-error.js';
 
 export const VERIFY_HELP = [
-  'usage: weir verify <job> [--failures N] [--seed S] [--kinds throw,exit,savepoint,rescale]',
+  'usage: weir verify <job> [--failures N] [--seed S] [--kinds throw,exit,sigkill,savepoint,rescale]',
   '                         [--mode exactly-once|at-least-once] [--parallelism P]',
   '                         [--checkpoint-interval MS] [--arg key=value]... [--json] [--html PATH]',
   '',
@@ -35,7 +35,9 @@ export const VERIFY_HELP = [
   '  exit    the worker thread of that operator exits (process.exit) at that record',
   '  savepoint  stop with a savepoint 1-3 checkpoints into the attempt, resume from it in a new run',
   '  rescale    the same, resuming at another parallelism (one up, or one down when above 1)',
-  '  Not implemented yet: sigkill (kill the process, --restore latest).',
+  '  sigkill    SIGKILL the process running the job 1-3 checkpoints into the attempt, then a new',
+  '             process restores the latest checkpoint (--restore latest); with a sigkill in the',
+  '             schedule every run of the job is a child process of verify',
   '',
   'Sinks compared: sinks.collect, sinks.file, sinks.log, and sinks.custom with readCommitted();',
   'sinks.stdout and sinks.discard are listed as not compared; any other sink is refused.',

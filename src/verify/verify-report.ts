@@ -123,7 +123,9 @@ export function verifyReportHtml(report: VerifyReport): string {
           String(f.attempt),
           f.kind,
           isStopFailure(f)
-            ? `the job; resumed at parallelism ${f.parallelism}`
+            ? f.kind === 'sigkill'
+              ? 'the process running the job; a new one restores the latest checkpoint'
+              : `the job; resumed at parallelism ${f.parallelism}`
             : `${f.operator} subtask ${f.subtaskIndex}`,
           isStopFailure(f)
             ? `after ${f.afterCheckpoints} checkpoint(s) of the attempt`
@@ -145,7 +147,9 @@ export function verifyReportHtml(report: VerifyReport): string {
               ? `checkpoint ${e.checkpointId} completed`
               : e.kind === 'stopped'
                 ? `attempt ${e.attempt} stopped with savepoint ${e.checkpointId}; resuming at parallelism ${e.parallelism}`
-                : `attempt ${e.attempt} failed: ${e.message}`,
+                : e.kind === 'killed'
+                  ? `attempt ${e.attempt}: process SIGKILLed${e.lastCheckpointId === undefined ? ' before any checkpoint completed' : ` after checkpoint ${e.lastCheckpointId}`}; a new process restores the latest checkpoint`
+                  : `attempt ${e.attempt} failed: ${e.message}`,
         ]),
       },
     });
@@ -155,6 +159,9 @@ export function verifyReportHtml(report: VerifyReport): string {
 
 /** One line of the schedule: what fails, where and when, and why it may not have fired. */
 function describeFailure(f: ReportedFailure): string {
+  if (f.kind === 'sigkill') {
+    return `sigkill: SIGKILL the process running the job after ${f.afterCheckpoints} checkpoint(s) of the attempt, then restore the latest checkpoint in a new process${f.fired ? '' : ' (did not fire: the job ended first)'}`;
+  }
   if (isStopFailure(f)) {
     const what = f.kind === 'rescale' ? `resume at parallelism ${f.parallelism}` : 'resume';
     return `${f.kind}: stop with a savepoint after ${f.afterCheckpoints} checkpoint(s) of the attempt, then ${what}${f.fired ? '' : ' (did not fire: the job ended first)'}`;
