@@ -21,7 +21,8 @@ import { UsageError } from './usage-error.js';
 export const VERIFY_HELP = [
   'usage: weir verify <job> [--failures N] [--seed S] [--kinds throw,exit,sigkill,savepoint,rescale]',
   '                         [--mode exactly-once|at-least-once] [--parallelism P]',
-  '                         [--checkpoint-interval MS] [--arg key=value]... [--json] [--html PATH]',
+  '                         [--checkpoint-interval MS] [--key FIELD] [--arg key=value]... [--json]',
+  '                         [--html PATH]',
   '',
   'Checks that YOUR job keeps its guarantee under failures, without changing its code:',
   '  1. runs it twice without failures; if the two committed outputs differ, the job is',
@@ -38,6 +39,10 @@ export const VERIFY_HELP = [
   '  sigkill    SIGKILL the process running the job 1-3 checkpoints into the attempt, then a new',
   '             process restores the latest checkpoint (--restore latest); with a sigkill in the',
   '             schedule every run of the job is a child process of verify',
+  '',
+  "--key FIELD: the output records are keyed by FIELD (a path: key, user.id); each key's",
+  'sinks.collect records must then also come in the reference order (exactly-once), and the',
+  'report names the first key and position that differ.',
   '',
   'Sinks compared: sinks.collect, sinks.file, sinks.log, and sinks.custom with readCommitted();',
   'sinks.stdout and sinks.discard are listed as not compared; any other sink is refused.',
@@ -154,6 +159,7 @@ export function parseVerifyArgs(args: readonly string[]): {
   if (mode !== undefined && mode !== 'exactly-once' && mode !== 'at-least-once') {
     throw new UsageError(`--mode must be exactly-once or at-least-once, got ${mode}`);
   }
+  if (values.key === '') throw new UsageError('--key needs a field path, such as key or user.id');
   const jobArgs: Record<string, string> = {};
   for (const kv of values.arg ?? []) {
     const eq = kv.indexOf('=');
@@ -170,6 +176,7 @@ export function parseVerifyArgs(args: readonly string[]): {
       parallelism: int('parallelism', values.parallelism, 1),
       checkpointInterval: int('checkpoint-interval', values['checkpoint-interval'], 10),
       args: jobArgs,
+      ...(values.key === undefined ? {} : { key: values.key }),
     },
     json: values.json ?? false,
     html: values.html,
@@ -187,6 +194,7 @@ function parse(args: readonly string[]) {
       mode: { type: 'string' },
       parallelism: { type: 'string' },
       'checkpoint-interval': { type: 'string' },
+      key: { type: 'string' },
       arg: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       html: { type: 'string' },

@@ -48,6 +48,7 @@ import {
 } from './failure-schedule.js';
 import { type LikelyCause, likelyCauses } from './likely-causes.js';
 import { compareOutputs, multisetDifference, type OutputDifference, violates } from './output-multiset.js';
+import { compareKeyedSequences, type RecordKey, type SequenceDifference } from './output-sequence.js';
 
 export interface VerifyOptions {
   /** Failures to inject, one per attempt. Default 3. */
@@ -63,6 +64,12 @@ export interface VerifyOptions {
   readonly args?: Readonly<Record<string, string>>;
   /** Checkpoint interval of every run, ms. Default 100. */
   readonly checkpointInterval?: number;
+  /**
+   * The key of an output record (a field path such as `'key'` or `'user.id'`, or a function):
+   * `sinks.collect` outputs are then also compared per key as sequences, in the reference's
+   * order (exactly-once only: at-least-once replays reorder by design). Default: none, multisets only.
+   */
+  readonly key?: RecordKey;
 }
 
 /** One sink's verdict. */
@@ -72,6 +79,8 @@ export interface SinkVerdict {
   /** `unsupported`-free: only sinks verify can read are listed; `not-compared` for stdout/discard. */
   readonly status: 'ok' | 'differs' | 'not-compared';
   readonly difference?: OutputDifference;
+  /** With the `key` option, for `sinks.collect`: where a key's sequence first departs from the reference. */
+  readonly sequence?: SequenceDifference;
 }
 
 /** What happened during the failure run, in order (ms since the run started). */
@@ -137,6 +146,7 @@ export interface ResolvedVerifyOptions {
   readonly parallelism: number;
   readonly args: Readonly<Record<string, string>>;
   readonly checkpointInterval: number;
+  readonly key?: RecordKey;
 }
 
 /** Operator kinds that run a user function (targets of a `throw`/`exit`). */
@@ -179,6 +189,9 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
   }
   if (kinds.length === 0) throw new InvalidOptionError('verify.kinds', 'needs at least one kind');
   const mode = o.mode ?? 'exactly-once';
+  if (o.key !== undefined && typeof o.key !== 'function' && (typeof o.key !== 'string' || o.key === '')) {
+    throw new InvalidOptionError('verify.key', `must be a field path or a function, got ${String(o.key)}`);
+  }
   if (mode !== 'exactly-once' && mode !== 'at-least-once') {
     throw new InvalidOptionError(
       'verify.mode',
@@ -193,6 +206,7 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
     parallelism: int('parallelism', o.parallelism, 1, 1),
     args: { ...(o.args ?? {}) },
     checkpointInterval: int('checkpointInterval', o.checkpointInterval, 100, 10),
+    ...(o.key === undefined ? {} : { key: o.key }),
   };
 }
 
@@ -516,6 +530,21 @@ function hasMultipleInputs(plan: ExecutionPlan): boolean {
   return false;
 }
 
+/**
+ * Per-key sequences, with the `key` option under exactly-once, for `sinks.collect` only: its
+ * output is in commit order, each key's records in the order its subtask emitted them. (Files
+ * and logs are read back in an order of their own.)
+ */
+function sequenceDifference(
+  r: SinkReader,
+  reference: readonly unknown[],
+  actual: readonly unknown[],
+  o: ResolvedVerifyOptions,
+): SequenceDifference | undefined {
+  if (o.key === undefined || o.mode !== 'exactly-once' || r.type !== 'collect') return undefined;
+  return compareKeyedSequences(reference, actual, o.key);
+}
+
 export async function verifyJob(jobModule: string | URL, options: VerifyOptions = {}): Promise<VerifyReport> {
   const o = resolveVerifyOptions(options);
   const url = jobModuleUrl(jobModule);
@@ -538,8 +567,15 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     const b = again.outputs[i];
     if (a === undefined || b === undefined) return;
     const d = compareOutputs(a, b);
-    if (violates(d, 'exactly-once')) {
-      nondeterministic.push({ sink: r.sink, type: r.type, status: 'differs', difference: d });
+    const seq = sequenceDifference(r, a, b, o);
+    if (violates(d, 'exactly-once') || seq !== undefined) {
+      nondeterministic.push({
+        sink: r.sink,
+        type: r.type,
+        status: 'differs',
+        difference: d,
+        ...(seq ? { sequence: seq } : {}),
+      });
       for (const x of [...d.lost, ...d.duplicated, ...d.unexpected]) differing.push(x.record);
     }
   });
@@ -567,7 +603,14 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     const b = run.outputs[i];
     if (a === undefined || b === undefined) return { sink: r.sink, type: r.type, status: 'not-compared' };
     const d = compareOutputs(a, b);
-    return { sink: r.sink, type: r.type, status: violates(d, o.mode) ? 'differs' : 'ok', difference: d };
+    const seq = sequenceDifference(r, a, b, o);
+    return {
+      sink: r.sink,
+      type: r.type,
+      status: violates(d, o.mode) || seq !== undefined ? 'differs' : 'ok',
+      difference: d,
+      ...(seq ? { sequence: seq } : {}),
+    };
   });
   const names = new Map(plan.vertices.flatMap((v) => v.operators.map((op) => [op.uid, op.name] as const)));
   return {

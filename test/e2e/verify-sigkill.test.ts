@@ -1,7 +1,8 @@
 // `weir verify --kinds sigkill`: the process running the job is SIGKILLed 1-3 checkpoints into
 // an attempt and a new process restores the latest retained checkpoint. A correct job passes
 // through the CLI (--json on stdout stays clean although the job runs in child processes), with
-// the kills fired and every restore from a checkpoint at least as new as the last one seen; a sink
+// the kills fired, every restore from a checkpoint at least as new as the last one seen, and (with
+// --key) each key's records in the reference's order; a sink
 // that writes before the checkpoint completes is caught with duplicates, and an operator that
 // keeps its state in a plain variable (lost with the process, while the source rewinds) with
 // changed records, each naming the sink. Seeds are chosen so that the first kill comes after the
@@ -36,6 +37,8 @@ describe('weir verify: sigkill failures', () => {
       '2',
       '--seed',
       '3',
+      '--key',
+      'key',
       '--json',
     ]);
     expect(r.stderr).not.toMatch(/could not verify/);
@@ -57,6 +60,9 @@ describe('weir verify: sigkill failures', () => {
       expect(next.restoredFrom).toBeGreaterThanOrEqual(k.lastCheckpointId ?? 0);
     }
     const bySink = new Map(report.sinks.map((s) => [s.sink, s]));
+    // --key key: each key's running sums also came in the reference's order, across the kills.
+    expect(report.options.key).toBe('key');
+    expect(bySink.get('collect:sums')?.sequence).toBeUndefined();
     for (const name of ['collect:sums', `sink: file:${out}`]) {
       expect(bySink.get(name)?.status).toBe('ok');
       expect(bySink.get(name)?.difference).toMatchObject({
