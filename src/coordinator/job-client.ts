@@ -10,7 +10,8 @@
  * `JobEvents`, …) are the shape of what `JobClient` emits, and the client's attempt loop (deploy,
  * collect, fail over, finish) is one state machine whose branches share its fields; the types stay
  * next to the only code that fills them. The pieces with logic of their own live beside it:
- * failover decisions and restore plans (restore-planning.ts), checkpointing (job-checkpointing.ts), options (job-options.ts).
+ * failover decisions and restore plans (restore-planning.ts), checkpointing
+ * (job-checkpointing.ts), options (job-options.ts).
  */
 
 import { EventEmitter } from 'node:events';
