@@ -70,11 +70,21 @@ async function run(url: string, options: JobOptions): Promise<void> {
   });
 }
 
+let ending = false;
+// verify died (or was killed) without killing this process: the job has no one to report to.
+process.on('disconnect', () => {
+  if (!ending) process.exit(1);
+});
+
 process.once('message', (m: ToChild) => {
   if (m.type !== 'start') return;
   run(m.url, m.options).then(
-    () => process.disconnect?.(),
+    () => {
+      ending = true;
+      process.disconnect?.();
+    },
     (e: unknown) => {
+      ending = true;
       send({
         type: 'failed',
         name: e instanceof Error ? e.name : 'Error',
