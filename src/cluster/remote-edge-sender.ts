@@ -378,7 +378,7 @@ export class RemoteEdgeSender {
     const oldest = this.#head < this.#sendIndex ? this.#messages[this.#head].seq : sentNext;
     // A request outside [oldest, sentNext] cannot be served: `resumed` says from where it could,
     // and the receiver raises the gap.
-    const firstSeq = nextSeq < oldest ? oldest : nextSeq > sentNext ? sentNext : nextSeq;
+    const firstSeq = Math.min(Math.max(nextSeq, oldest), sentNext);
     if (firstSeq === nextSeq) this.#release(nextSeq);
     this.#generation = generation;
     this.#nc.publish(this.subjects.data, encodeSmallMessage('resumed', generation, firstSeq, sentNext));
