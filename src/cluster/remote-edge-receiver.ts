@@ -25,7 +25,7 @@ import type { Frame } from '../channels/frame.js';
 import { decodeControlFrame, frameTag, isControlTag, isFragment } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
-import { RemoteEdgeProtocolError } from '../errors.js';
+import { ChannelClosedError, RemoteEdgeProtocolError } from '../errors.js';
 import { decideSequence, INITIAL_SEQUENCE_STATE, type SequenceState } from './remote-edge-sequence.js';
 import {
   encodeSmallMessage,
@@ -170,7 +170,7 @@ export class RemoteEdgeReceiver {
     this.#subscription?.unsubscribe();
     if (this.#timer !== null) clearInterval(this.#timer);
     void this.#statusIterator?.return?.();
-    this.#fail(new RemoteEdgeProtocolError(this.flow, 'receiver closed'));
+    this.#fail(new ChannelClosedError(`remote edge ${this.flow}: receiver closed`));
   }
 
   // ---- reading ----

@@ -9,8 +9,8 @@
  * Protocol, producer side:
  * - Nothing is sent before the receiver's first `resume` (the handshake: a receiver that is not
  *   subscribed yet would lose it). Until then, and whenever the connection comes back, and when
- *   sent messages stay unacknowledged for `resyncAfterMs`, the sender publishes `sync`, which
- *   makes the receiver answer with a `resume`.
+ *   sent messages stay unacknowledged (or the window stays full) for `resyncAfterMs`, the sender
+ *   publishes `sync`, which makes the receiver answer with a `resume`.
  * - `resume(g, nextSeq, consumed)` of a newer generation g: drop retained messages below nextSeq
  *   (the receiver has them), answer `resumed(g, firstSeq, producerNext)`, resend every retained
  *   message from nextSeq on in generation g, then continue. If nextSeq is below what is still
@@ -33,7 +33,7 @@ import type { ControlFrame } from '../channels/frame.js';
 import { createControlScratch, encodeControlFrame } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
-import { RecordTooLargeError, RemoteEdgeProtocolError } from '../errors.js';
+import { ChannelClosedError, RecordTooLargeError, RemoteEdgeProtocolError } from '../errors.js';
 import {
   encodeSmallMessage,
   MESSAGE_TYPE,
@@ -59,7 +59,7 @@ export interface RemoteEdgeSenderOptions {
   readonly batchRecords?: number;
   /** A data message is published once it holds this many bytes (or on flush). Default 32 KiB. */
   readonly messageBytes?: number;
-  /** Publish `sync` when sent messages stay unacknowledged this long. Default 1000 ms. */
+  /** Publish `sync` when sent messages stay unacknowledged (or the window full) this long. Default 1000 ms. */
   readonly resyncAfterMs?: number;
   /** See ChannelWriterOptions.shapeBatches. Default true. */
   readonly shapeBatches?: boolean;
@@ -222,7 +222,7 @@ export class RemoteEdgeSender {
     this.#subscription?.unsubscribe();
     if (this.#timer !== null) clearInterval(this.#timer);
     void this.#statusIterator?.return?.();
-    this.#fail(new RemoteEdgeProtocolError(this.flow, 'sender closed'));
+    this.#fail(new ChannelClosedError(`remote edge ${this.flow}: sender closed`));
   }
 
   // ---- batching ----
@@ -403,8 +403,12 @@ export class RemoteEdgeSender {
   }
 
   #onTimer(): void {
+    // Silent for a period while sent messages await acknowledgement, or while the window holds
+    // us back (a lost credit would otherwise stall the flow for good): ask for a resume, which
+    // carries the receiver's position. For a consumer that is merely slow this costs a `sync`
+    // and a `resume` per period.
     const unacknowledged = this.#sendIndex > this.#head;
-    if (this.#generation === 0 || (unacknowledged && !this.#heard)) this.#sync();
+    if (this.#generation === 0 || (!this.#heard && (unacknowledged || this.backlogged))) this.#sync();
     this.#heard = false;
   }
 

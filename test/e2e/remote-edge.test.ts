@@ -282,6 +282,27 @@ describe('remote edge over NATS', () => {
       expect(error).toMatchObject({ sequenceFault: 'gap' });
     });
 
+    it('garbage on the control subject fails the sender', async () => {
+      const { sender, consumer } = await runningFlow();
+      consumer.publish(sender.subjects.control, new Uint8Array([0x57, 0x45, 1, 99, 0, 0, 0, 0]));
+      await consumer.flush();
+      // The sender fails on the message's arrival; its next call throws the typed error.
+      const error = await new Promise<unknown>((resolve) => {
+        const attempt = () => {
+          try {
+            sender.write({ value: -1 });
+            sender.flush();
+            setImmediate(attempt);
+          } catch (e) {
+            resolve(e);
+          }
+        };
+        attempt();
+      });
+      expect(error).toBeInstanceOf(RemoteEdgeProtocolError);
+      expect((error as Error).message).toContain('shorter than');
+    });
+
     it('a generation the receiver never opened', async () => {
       const { receiver, producer } = await runningFlow();
       producer.publish(receiver.subjects.data, encodeSmallMessage('resumed', receiver.generation + 7, 0, 0));
