@@ -32,6 +32,11 @@
  * is retried with backoff (`commitRetry`), then the task fails and the job restarts from its
  * latest checkpoint and commits its committables again; a database that stays down fails the job
  * once the restart strategy gives up. Nothing is lost on the way, nothing is written twice.
+ *
+ * Why one file: the SQL it issues (statement builders, COPY encoding, the marker table), the
+ * committer and the two writers (staging for exactly-once, write-through otherwise) are one
+ * connector's contract; every piece is used only here, and the exactly-once argument (marker and
+ * rows in one transaction) reads across them.
  */
 
 import { createHash, randomBytes } from 'node:crypto';
