@@ -153,8 +153,25 @@ export class ClusterMembership extends EventEmitter<ClusterMembershipEvents> {
       }
     })();
     const { timeoutMs } = this.options;
+    const period = Math.max(10, Math.floor(timeoutMs / 4));
+    let lastTick = this.#now();
+    let skipped = false;
     this.#timers.push(
-      setInterval(() => this.#apply({ kind: 'tick' }), Math.max(10, Math.floor(timeoutMs / 4))),
+      setInterval(() => {
+        // A tick late by more than a period means this process was stalled (GC, a busy loop, an
+        // overloaded machine). Node runs due timers before the I/O poll, so the beats that
+        // arrived during the stall are still unread: timing members out now would blame them for
+        // our stall. Skip one such tick (the next one runs after the poll), never two in a row.
+        const now = this.#now();
+        const late = now - lastTick > 2 * period;
+        lastTick = now;
+        if (late && !skipped) {
+          skipped = true;
+          return;
+        }
+        skipped = false;
+        this.#apply({ kind: 'tick' });
+      }, period),
     );
     this.#timers.push(setInterval(() => void this.#heartbeat(), Math.max(10, Math.floor(timeoutMs / 3))));
   }
