@@ -10,8 +10,8 @@
  * members that died (`MEMBER_KEY_TTL_MS`). A graceful `leave()` deletes the key: watchers see the
  * delete and report `leave` at once.
  *
- * Costs: one KV put per member per beat; one watch (a JetStream ordered push consumer) per member,
- * so N members cost N²/timeout deliveries per second (3 members, 3 s: 3 msg/s).
+ * Costs: one KV put per member per beat (every `timeoutMs / 3`), each delivered to every
+ * member's watch: N members, N² / (timeoutMs / 3) deliveries per second (3 members, 3 s: 9/s).
  */
 
 import { EventEmitter } from 'node:events';
