@@ -35,6 +35,8 @@ for (let r = 0; r < rounds; r++) {
   const first = Promise.race(nodes.map((n) => once(n.lease, 'acquired')));
   for (const { lease } of nodes) lease.start();
   await first;
+  // Every instance sees all three (a key that predates a reader waits for one more beat).
+  for (const n of nodes) while (n.m.members().length < 3) await once(n.m, 'join');
   await new Promise((res) => setTimeout(res, Math.random() * timeoutMs));
   // The holder now (under heavy load a lease can change hands before the halt: counted as flaps).
   let holder = nodes.find((n) => n.lease.isCoordinator());
