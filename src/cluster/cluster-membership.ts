@@ -47,7 +47,10 @@ export interface MembershipOptions extends ClusterOptions {
 export interface ClusterMembershipEvents {
   join: [member: LiveMember];
   leave: [change: { instanceId: string; reason: 'left' | 'timeout'; last: LiveMember }];
-  /** A heartbeat or the watch failed, or a key held no member record; membership goes on. */
+  /**
+   * A heartbeat or the watch failed, or a key held no member record; membership goes on. As for
+   * any EventEmitter, an `error` without a listener throws: a user must listen.
+   */
   error: [error: ClusterError];
 }
 

@@ -68,7 +68,7 @@ const COMMIT_KEY = /^[A-Za-z0-9_=/-]+(\.[A-Za-z0-9_=/-]+)*$/;
 export interface CoordinatorLeaseEvents {
   acquired: [info: { epoch: number }];
   lost: [error: CoordinatorLeaseLostError];
-  /** Reading the lease failed; the loop goes on. */
+  /** Reading the lease failed; the loop goes on. Without a listener it throws (EventEmitter). */
   error: [error: ClusterError];
 }
 
