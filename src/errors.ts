@@ -919,3 +919,53 @@ export class VerifyIncompleteError extends WeirError {
     );
   }
 }
+
+// ---------- scale-out cluster (src/cluster) ----------
+
+/**
+ * The cluster's NATS server or its KV buckets cannot be reached, read or written: connecting,
+ * creating a bucket, a heartbeat or a watch failed, or the named cluster does not exist.
+ */
+export class ClusterError extends WeirError {
+  readonly code = 'ERR_WEIR_CLUSTER';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly cluster: string,
+    readonly where: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cluster "${cluster}": ${where}: ${reason}`, options);
+  }
+}
+
+/**
+ * Why an instance is not (or no longer) the coordinator: it never held the lease (`not-holder`),
+ * its lease ran out before a renewal succeeded (`expired`, known locally), another instance took
+ * the lease over so the server refused the write (`superseded`, the fencing check), or a write's
+ * outcome is unknown (`ambiguous`: a timeout or a dropped connection; the instance steps down
+ * rather than guess).
+ */
+export type LeaseLossReason = 'not-holder' | 'expired' | 'superseded' | 'ambiguous';
+
+/**
+ * A coordinator action was refused because this instance does not hold the coordinator lease
+ * (any more). A fenced commit that throws this did not commit, except for `ambiguous`, whose
+ * outcome is unknown: the next coordinator reads what is there.
+ */
+export class CoordinatorLeaseLostError extends WeirError {
+  readonly code = 'ERR_WEIR_COORDINATOR_LEASE_LOST';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly cluster: string,
+    readonly reason: LeaseLossReason,
+    /** The lease epoch this instance held (the revision of its acquiring write), if any. */
+    readonly epoch: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `cluster "${cluster}": not the coordinator: ${reason}${epoch === undefined ? '' : ` (lease epoch ${epoch})`}`,
+      options,
+    );
+  }
+}
