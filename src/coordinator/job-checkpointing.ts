@@ -83,6 +83,13 @@ export class JobCheckpointing {
   #inputEnded = new Set<string>();
   #finalAttempts = 0;
   /**
+   * This execution's final checkpoint is triggered and not failed: pending, or completed (the
+   * tasks then exit). A second trigger would wait for tasks that are gone and fail the job after
+   * its final checkpoint completed — as it did when a failed savepoint re-triggered the final
+   * checkpoint already under way.
+   */
+  #finalTriggered = false;
+  /**
    * A savepoint of stop-with-savepoint is being taken or was taken: the job is about to be
    * cancelled, so no final checkpoint may complete after it (it would commit output past the
    * savepoint, and a run resumed from the savepoint would produce that output again). Reset only
@@ -387,6 +394,7 @@ export class JobCheckpointing {
     this.#execution = execution;
     this.#inputEnded = new Set();
     this.#finalAttempts = 0;
+    this.#finalTriggered = false;
     const sources = execution.tasks.filter((t) => t.isSource).map((t) => t.key);
     this.#coordinator.setTasks(
       sources,
@@ -460,10 +468,13 @@ export class JobCheckpointing {
 
   #triggerFinal(): void {
     // Stopping with a savepoint: the tasks wait at their end of input until they are cancelled.
-    if (this.#stopping) return;
+    if (this.#stopping || this.#finalTriggered) return;
+    this.#finalTriggered = true;
     this.#finalAttempts++;
+    const execution = this.#execution;
     this.#coordinator.triggerCheckpoint('final').catch((error: unknown) => {
-      if (!this.#execution) return;
+      if (!this.#execution || this.#execution !== execution) return;
+      this.#finalTriggered = false;
       if (this.#finalAttempts < FINAL_CHECKPOINT_ATTEMPTS) {
         this.#client.warn(error);
         this.#triggerFinal();
