@@ -8,6 +8,10 @@
  * - `task`: a task failed; the job restarts from the latest completed checkpoint
  *   (if the restart strategy allows).
  * - `fatal`: the job stops; restarting cannot help (bad configuration, bad job module).
+ *
+ * Why one file: the catalogue is read as a whole (which code, which failure kind, which cause), and
+ * every error class is a few lines of the same form; split by subsystem, the one question a user
+ * has when catching ("which errors can this throw, and is it retryable?") would need several files.
  */
 
 export type FailureKind = 'decline' | 'task' | 'fatal';

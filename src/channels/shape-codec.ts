@@ -33,6 +33,10 @@
  * msgpack), `undefined` stays `undefined`, key order is kept. Decoded strings and values never
  * alias the payload (which may be shared memory). (msgpack, for the batches it gets, turns -0
  * into 0 and lone surrogates in keys into U+FFFD, as it always did.)
+ *
+ * Why one file: the encoder and decoder generators must agree byte for byte on the layout described
+ * above; they sit together with the layout so that a change to one is made to the other in the same
+ * place.
  */
 
 import { ChannelProtocolError } from '../errors.js';

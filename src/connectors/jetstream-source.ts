@@ -27,6 +27,9 @@
  * {@link JetStreamSourceError} (`JetStreamStreamNotFoundError` for a missing stream), which fails
  * the task: the job restarts from its latest checkpoint. A dropped connection is reconnected by
  * the client; the ordered consumer resumes after the last message it delivered.
+ *
+ * Why one file: the options, split assignment and restore, payload decoding and the reader (one
+ * ordered consumer per split, buffering, positions) form one connector and share its constants.
  */
 
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';

@@ -31,6 +31,10 @@
  * (fatal), a connection or query failure a `PostgresSourceError` (the task fails, the job
  * restarts from its latest checkpoint and reads after the restored `last` again). Rows wait in a
  * buffer of at most {@link BUFFER_ROWS}; the next batch is asked for only when it has room.
+ *
+ * Why one file: the options, the split assignment (hash of the key across subtasks, kept across
+ * rescale), the keyset queries and the reader that buffers rows are one connector; nothing here is
+ * shared with another one.
  */
 
 import type pg from 'pg';

@@ -23,6 +23,11 @@
  * Tasks that finished their input ({@link taskInputEnded}) keep taking part (FLIP-147, see
  * checkpoint-plan.ts): periodic checkpoints go on until every source has ended, trigger the
  * ended tasks directly, and still wait for every task's acknowledgement.
+ *
+ * Why one file: the coordinator is one state machine (pending checkpoints, waiters, the trigger
+ * timer, min-pause and concurrency limits, decline and abort) whose transitions must be read
+ * together to see that ids only grow and that at most one checkpoint completes per id; its helpers
+ * are the small private types at the top.
  */
 
 import {

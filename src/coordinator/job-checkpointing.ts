@@ -11,6 +11,12 @@
  * checkpoint is triggered on all tasks directly (every channel is drained, so no barrier is
  * needed). Its completion lets the tasks exit, two-phase-commit sinks having committed their
  * last transaction.
+ *
+ * Why one file: one class whose methods are the coordinator's effects on one execution (trigger,
+ * notify, commit, restore plan, savepoint, final checkpoint) and share the execution's state; the
+ * pure decisions are elsewhere (checkpoint-coordinator.ts, pending-checkpoint.ts,
+ * restore-planning.ts, checkpoint-plan.ts), so what remains here is the sequencing, which reads
+ * best in one place.
  */
 
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';

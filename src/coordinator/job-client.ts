@@ -5,6 +5,13 @@
  * sinks deliver, and on a failure carries out {@link decideFailover}: a fatal error ends the job
  * at once, anything else restarts as the restart strategy says (from the latest completed
  * checkpoint when checkpointing is on).
+ *
+ * Why one file: the public result and event types (`JobResult`, `CompletedCheckpointStats`,
+ * `JobEvents`, …) are the shape of what `JobClient` emits, and the client's attempt loop (deploy,
+ * collect, fail over, finish) is one state machine whose branches share its fields; the types stay
+ * next to the only code that fills them. The pieces with logic of their own live beside it:
+ * failover decisions and restore plans (restore-planning.ts), checkpointing
+ * (job-checkpointing.ts), options (job-options.ts).
  */
 
 import { EventEmitter } from 'node:events';

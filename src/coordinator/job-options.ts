@@ -1,6 +1,10 @@
 /**
  * Options of `runJob`/`startJob` (DESIGN.md §6), checked up front: a bad value is an
  * {@link InvalidOptionError} naming the option before any thread starts.
+ *
+ * Why one file: the option types (the public shape of `JobOptions`) and their one validator,
+ * `resolveJobOptions`, which checks every key against the same tables; split, a new option would
+ * need edits in two files that must agree.
  */
 
 import { type consoleLogger, LOG_LEVELS, type Logger } from '../api/logger.js';

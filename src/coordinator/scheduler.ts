@@ -4,8 +4,13 @@
  * ended. Records never cross a MessagePort: tasks talk through the rings; the ports carry
  * control calls (comlink, main → task) and task events (main ← task).
  *
- * One pool per execution: a failed execution is torn down whole (`pool.destroy()` terminates
- * every worker, including one stuck in user code), so no thread outlives it.
+ * One pool per job ({@link TaskPool}), shared by its attempts: a restart reuses the threads whose
+ * tasks stopped cleanly; when some task does not stop within the grace period, every thread is
+ * terminated (including one stuck in user code), so no stuck thread outlives its execution.
+ *
+ * Why one file: `Execution` is one attempt's life (rings allocated, tasks deployed into the pool,
+ * their events routed, cancel with a grace period, teardown), and `TaskPool` is the thread reuse
+ * that makes a restart cheap; the teardown order depends on both, so they stay together.
  */
 
 import { MessageChannel, type MessagePort } from 'node:worker_threads';

@@ -171,7 +171,7 @@ function renderCheckpoints(s) {
     (c.latestRestore ? ' · restored from ' + c.latestRestore.checkpointId : '');
   const done = c.history.map((k) => {
     const row = el('tr', { 'data-testid': 'checkpoint-row', class: 'clickable', title: 'show subtasks' },
-      el('td', {}, k.checkpointId), el('td', {}, (expandedCheckpoints.has(k.checkpointId) ? '▾ ' : '▸ ') + 'completed'), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
+      el('td', {}, k.checkpointId), el('td', k.switchedToUnaligned ? { title: 'an alignment exceeded checkpointing.alignmentTimeout: taken unaligned there, with channel state' } : {}, (expandedCheckpoints.has(k.checkpointId) ? '▾ ' : '▸ ') + 'completed' + (k.switchedToUnaligned ? ' · unaligned' : '')), el('td', {}, time(k.triggerTimestamp)), el('td', {}, ms(k.durationMs)),
       el('td', {}, ms(k.maxAlignmentDurationMs)), el('td', {}, ms(k.maxSyncDurationMs)), el('td', {}, ms(k.maxAsyncDurationMs)),
       el('td', {}, bytes(k.bytes)));
     row.onclick = () => {
@@ -180,7 +180,7 @@ function renderCheckpoints(s) {
     };
     const rows = [row];
     if (expandedCheckpoints.has(k.checkpointId)) for (const t of k.subtasks)
-      rows.push(el('tr', { 'data-testid': 'checkpoint-subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + t.task),
+      rows.push(el('tr', { 'data-testid': 'checkpoint-subtask-row', class: 'sub' }, el('td', {}), el('td', { class: 'name' }, 'subtask ' + t.task + (t.switchedToUnaligned ? ' · unaligned' : '')),
         el('td', {}), el('td', {}), el('td', {}, ms(t.alignmentDurationMs)), el('td', {}, ms(t.syncDurationMs)),
         el('td', {}, ms(t.asyncDurationMs)), el('td', {}, bytes(t.bytes))));
     return { id: k.checkpointId, rows };

@@ -8,6 +8,10 @@
  *
  * Counters are monotonic across restarts: a new attempt's tasks count from zero again, so the
  * counts of the attempt that ended are folded into a per-subtask base when the next is deployed.
+ *
+ * Why one file: the snapshot types are what the page, `/metrics` and `weir/prometheus` read, and
+ * `JobMonitor` is the one producer of them; keeping the types with the fold that fills them keeps
+ * the counters' across-restart rule in one place.
  */
 
 import type { SourceLag } from '../api/source.js';

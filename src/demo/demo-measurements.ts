@@ -76,6 +76,8 @@ export interface ModeMeasurements {
     readonly x: number;
     readonly id: number;
     readonly durationMs: number;
+    /** The longest alignment among the checkpoint's tasks. */
+    readonly alignmentMs: number;
   }[];
   readonly crashTime: number | null;
   readonly redeployTime: number | null;
@@ -138,6 +140,7 @@ export function measureMode(o: ModeObservation, expected: DemoExpectation): Mode
       x: sec(c.at),
       id: c.stats.checkpointId,
       durationMs: c.stats.durationMs,
+      alignmentMs: c.stats.maxAlignmentDurationMs,
     })),
     crashTime: o.crash ? sec(o.crash.at) : null,
     redeployTime: redeploy ? sec(redeploy.at) : null,

@@ -61,9 +61,14 @@ describe('exactly-once under failure', () => {
     for (let i = 0; i < 3; i++) {
       const failure = ['throw', 'exit', 'snapshot'][Math.floor(next() * 3)];
       const at = 0.3 + next() * 0.6;
-      const { sums } = await run(failure, { parallelism: 2, at, checkpointing: { interval: 100 } });
-      expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size, `${failure} at ${at}`).toBe(N);
-      expect(sums, `${failure} at ${at}`).toHaveLength(N);
+      const { result, sums } = await run(failure, { parallelism: 2, at, checkpointing: { interval: 100 } });
+      const what = `${failure} at ${at}`;
+      expect(result.restarts, what).toBe(1);
+      expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size, what).toBe(N);
+      expect(sums, what).toHaveLength(N);
+      // and every key's final sum and count exact, as in the fixed-point cases above
+      const finals = finalByKey(sums, (s) => s.count);
+      for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key), what).toEqual({ key, ...e });
     }
   });
 });

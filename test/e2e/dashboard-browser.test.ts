@@ -7,12 +7,14 @@
  * Needs /usr/bin/chromium (`.ci/run` installs it via scripts/ci-chromium.sh). Leaves a screenshot
  * in test-artifacts/dashboard.png.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../dist/index.js';
-import { fixture } from './helpers.js';
+import { expectExactRunningSums, fixture, type RunningSum } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
@@ -124,6 +126,51 @@ describe('dashboard page in Chromium', () => {
     } finally {
       await page.close();
       await client.cancel();
+    }
+  });
+
+  it('marks a checkpoint whose alignment timed out as unaligned, and the subtask that switched', {
+    timeout: 300_000,
+  }, async () => {
+    // The stalled-input job of alignment-timeout.test.ts: it holds its tail (and so stays up, with
+    // the page showing it) until the test writes `fail` after a switched checkpoint completed.
+    const dir = mkdtempSync(path.join(tmpdir(), 'weir-dashboard-unaligned-'));
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    try {
+      const client = await startJob(fixture('alignment-timeout.mjs'), {
+        parallelism: 1,
+        metricsInterval: 200,
+        checkpointing: { interval: 50, alignmentTimeout: 30 },
+        restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
+        stuckTaskTimeout: 0,
+        args: { n: '4000', keys: '10', dir, stallAt: '200' },
+        dashboard: true,
+      });
+      let switchedId: number | undefined;
+      const switched = new Promise<number>((resolve) => {
+        client.on('checkpoint', (stats: { checkpointId: number; switchedToUnaligned: boolean }) => {
+          if (stats.switchedToUnaligned && switchedId === undefined) {
+            switchedId = stats.checkpointId;
+            resolve(stats.checkpointId);
+          }
+        });
+      });
+      await page.goto(client.dashboardUrl!, WAIT);
+      const id = await switched;
+      const row = page.locator('[data-testid=checkpoint-row]', { hasText: 'completed · unaligned' }).first();
+      await row.waitFor(WAIT);
+      expect(Number(await row.locator('td').first().textContent())).toBeGreaterThanOrEqual(id);
+      await row.click(WAIT);
+      await page
+        .locator('[data-testid=checkpoint-subtask-row]', { hasText: '· unaligned' })
+        .first()
+        .waitFor(WAIT);
+      writeFileSync(path.join(dir, 'fail'), ''); // lets the job end (after one restart)
+      const result = await client.done;
+      expectExactRunningSums(result.sinks.sums as RunningSum[], 4000, 10);
+    } finally {
+      await page.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

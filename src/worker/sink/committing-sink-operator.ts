@@ -15,6 +15,10 @@
  * Operator state: one entry per writer subtask ({@link CommittablesStateEntry}), so that
  * redistribution on a rescaled restore keeps a writer's committables together and one subtask
  * commits them in order.
+ *
+ * Why one file: it is the I/O edge of one pure state machine (commit-ledger.ts): the writer calls,
+ * pre-commit promises and the committer loop act on the same ledger and must be read together to
+ * see that commits stay in checkpoint order.
  */
 
 import type {

@@ -114,6 +114,10 @@ describe('measureMode', () => {
     expect(m.meanCheckpointMs).toBe(20);
     expect(m.meanAlignmentMs).toBe(2);
     expect(m.maxAlignmentMs).toBe(3);
+    expect(m.checkpointTimes.map((c) => [c.id, c.durationMs, c.alignmentMs])).toEqual([
+      [1, 10, 1],
+      [2, 30, 3],
+    ]);
     expect(m.latency.count).toBe(N);
     expect(m.latency.p50).toBeCloseTo(4.9, 1);
     expect(m.latency.max).toBeCloseTo(9.9, 1);
