@@ -888,3 +888,84 @@ export class VerifyNothingToCompareError extends WeirError {
     );
   }
 }
+
+/** Reading back what a sink committed (its `readCommitted()`) failed: verify cannot compare that sink. */
+export class VerifyReadBackError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_READ_BACK';
+  readonly failureKind = 'fatal' as const;
+  constructor(
+    readonly sink: string,
+    cause: unknown,
+  ) {
+    super(
+      `weir verify could not read back what sink "${sink}" committed: its readCommitted() failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * `weir verify` ended without a report: the process had nothing left to run while verify still
+ * awaited something (a promise that never settles: in a sink's `readCommitted()`, in the job, or a
+ * weir bug). Reported by the CLI as it exits, instead of exiting silently with no report.
+ */
+export class VerifyIncompleteError extends WeirError {
+  readonly code = 'ERR_WEIR_VERIFY_INCOMPLETE';
+  readonly failureKind = 'fatal' as const;
+  constructor(readonly job: string) {
+    super(
+      `weir verify ${job} ended before its report: nothing was left to run while it still awaited a result ` +
+        "(a promise that never settles, e.g. in a sink's readCommitted(); otherwise a weir bug: please report it)",
+    );
+  }
+}
+
+// ---------- scale-out cluster (src/cluster) ----------
+
+/**
+ * The cluster's NATS server or its KV buckets cannot be reached, read or written: connecting,
+ * creating a bucket, a heartbeat or a watch failed, or the named cluster does not exist.
+ */
+export class ClusterError extends WeirError {
+  readonly code = 'ERR_WEIR_CLUSTER';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly cluster: string,
+    readonly where: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cluster "${cluster}": ${where}: ${reason}`, options);
+  }
+}
+
+/**
+ * Why an instance is not (or no longer) the coordinator: it never held the lease (`not-holder`),
+ * its lease ran out before a renewal succeeded (`expired`, known locally), another instance took
+ * the lease over so the server refused the write (`superseded`, the fencing check), or a write's
+ * outcome is unknown (`ambiguous`: a timeout or a dropped connection; the instance steps down
+ * rather than guess).
+ */
+export type LeaseLossReason = 'not-holder' | 'expired' | 'superseded' | 'ambiguous';
+
+/**
+ * A coordinator action was refused because this instance does not hold the coordinator lease
+ * (any more). A fenced commit that throws this did not commit, except for `ambiguous`, whose
+ * outcome is unknown: the next coordinator reads what is there.
+ */
+export class CoordinatorLeaseLostError extends WeirError {
+  readonly code = 'ERR_WEIR_COORDINATOR_LEASE_LOST';
+  readonly failureKind = 'task' as const;
+  constructor(
+    readonly cluster: string,
+    readonly reason: LeaseLossReason,
+    /** The lease epoch this instance held (the revision of its acquiring write), if any. */
+    readonly epoch: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `cluster "${cluster}": not the coordinator: ${reason}${epoch === undefined ? '' : ` (lease epoch ${epoch})`}`,
+      options,
+    );
+  }
+}

@@ -17,6 +17,7 @@ export {
 /** The Nexmark generator as pure functions (event number → event), for reference implementations and tests. */
 export * as nexmark from './connectors/nexmark/index.js';
 export {
+  type CollectedEvent,
   type CompletedCheckpointStats,
   type DeployedEvent,
   type FailedCheckpointStats,

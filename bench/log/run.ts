@@ -13,7 +13,7 @@
  * Multi-thread cases: the same single-record appenders spread over `--threads` worker threads
  * (default 4), each thread with its own handle, once with the main thread holding a handle on the
  * directory too (its handle commits every thread's appends: `src/log/thread-relay.ts`) and once
- * without (each thread commits its own). Thread start-up is excluded (they start on a message once all are ready).
+ * without (then the first worker thread's handle is elected committer for the others). Thread start-up is excluded (they start on a message once all are ready).
  *
  * Run: node --import tsx bench/log/run.ts [--quick] [--rounds N] [--seconds S] [--threads N]
  * [--only REGEX] [--json PATH] (default JSON path: bench/results/log.json; `--only` keeps the cases

@@ -46,6 +46,14 @@ const COMMANDS: readonly Command[] = [
     run: async (args) => (await import('./checkpoints-command.js')).checkpointsCommand(args),
   },
   {
+    name: 'cluster',
+    usage:
+      'weir cluster status --cluster URL --cluster-name NAME [--json]\n' +
+      '                                 members and coordinator of a scale-out cluster (in progress)',
+    help: async () => (await import('./cluster-command.js')).CLUSTER_HELP,
+    run: async (args) => (await import('./cluster-command.js')).clusterCommand(args),
+  },
+  {
     name: 'verify',
     usage:
       'weir verify <job> [flags]      check exactly-once of a job under injected failures\n' +

@@ -11,6 +11,7 @@
  */
 
 import type * as NatsJetStream from '@nats-io/jetstream';
+import type * as NatsKv from '@nats-io/kv';
 import type * as NatsTransport from '@nats-io/transport-node';
 import type * as IoRedis from 'ioredis';
 import type Pg from 'pg';
@@ -59,3 +60,9 @@ export const loadNats: () => Promise<NatsLibraries> = once(async () => {
 export function natsIfLoaded(): NatsLibraries | null {
   return natsLoaded;
 }
+
+/**
+ * The NATS JetStream KV API (`Kvm`), used by the scale-out cluster (`src/cluster`): membership
+ * heartbeats and the coordinator lease. Loaded like the others, so `import 'weir'` does not.
+ */
+export const loadNatsKv: () => Promise<typeof NatsKv> = once(() => import('@nats-io/kv'));

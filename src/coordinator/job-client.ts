@@ -144,6 +144,19 @@ export interface RestartingEvent {
   readonly cause: TaskFailureError;
 }
 
+/** Payload of the `collected` event. */
+export interface CollectedEvent {
+  /** The `sinks.collect(name)` name. */
+  readonly sink: string;
+  /**
+   * `vertexId/transactionId` of an exactly-once delivery (the same when a restore commits it
+   * again, which the client drops: one process sees it once; `weir verify` dedups across the
+   * processes of a SIGKILL and restore by it); null for an at-least-once delivery.
+   */
+  readonly transaction: string | null;
+  readonly records: readonly unknown[];
+}
+
 /**
  * The events of a {@link JobClient}, as `name: [listener arguments]`. Listeners run on the main
  * thread, synchronously with the client's bookkeeping: keep them short.
@@ -170,6 +183,8 @@ export interface JobEvents {
    * `allowNonRestoredState`, stateful operators without an explicit uid).
    */
   warning: [warning: Error];
+  /** Records a `sinks.collect` sink committed (also in `JobResult.sinks`), as they arrive. */
+  collected: [event: CollectedEvent];
 }
 
 /** A listener of the event `E`. */
@@ -659,6 +674,13 @@ export class JobClient extends EventEmitter {
         let bucket = this.#sinks[event.sink];
         if (!bucket) this.#sinks[event.sink] = bucket = [];
         for (const r of event.records) bucket.push(r);
+        if (this.listenerCount('collected') > 0) {
+          this.emit('collected', {
+            sink: event.sink,
+            transaction: event.transactionId === null ? null : `${task.id.vertexId}/${event.transactionId}`,
+            records: event.records,
+          });
+        }
         break;
       }
       case 'running':

@@ -22,9 +22,12 @@
  * queued while a group is in flight start the next group as soon as it commits, without
  * lingering: under load, batching comes from the commit time itself.
  *
- * Across threads: on a handle that is not the main thread's, a group is first offered to the
- * main thread's committer (`thread-relay.ts`), which plans and commits it with its own; only when
- * there is none (or it retired without taking the group) is it committed here as above.
+ * Across threads: on a follower handle a group is first offered to the process's committer
+ * (`thread-relay.ts`), which plans and commits it with its own; only when there is none (or it
+ * retired or was fenced without taking the group) is it committed here as above. On the committer,
+ * a follower's request is queued as one unit (never split between groups) and the group's
+ * transaction also writes the follower's acknowledgement and is conditional on the unit's
+ * committer epoch not being fenced (see `thread-relay.ts`).
  *
  * Errors: a storage failure rejects every operation of the group with LogStorageError; giving up
  * after MAX_ATTEMPTS conflicting groups (only under extreme cross-process contention) too.
@@ -32,7 +35,14 @@
 
 import { LogStorageError, WeirError } from '../errors.js';
 import { applyConditionally, PlanView } from './plan-view.js';
-import { outcomeError, type WireOp, type WireOutcome } from './thread-relay.js';
+import {
+  failed,
+  outcomeError,
+  type RelayUnit,
+  succeeded,
+  type WireOp,
+  type WireOutcome,
+} from './thread-relay.js';
 
 /** An operation planned on a view: returns its result, having written its ops into the view. */
 export type PlanFunction<R> = (view: PlanView) => R;
@@ -42,11 +52,27 @@ interface QueuedOperation {
   readonly plan: PlanFunction<unknown>;
   readonly resolve: (result: unknown) => void;
   readonly reject: (error: unknown) => void;
-  /** The operation as data, for the main thread's committer (`thread-relay.ts`). */
+  /** The operation as data, for the process's committer (`thread-relay.ts`). */
   readonly wire: WireOp | undefined;
+  /** Committer side: the follower request this operation belongs to, and its index there. */
+  readonly unit?: UnitState;
+  readonly index?: number;
 }
 
-/** Hands a group to the main thread's committer; `null`: none there, commit it here. */
+/** A follower request being committed here (`thread-relay.ts`). */
+interface UnitState {
+  readonly unit: RelayUnit;
+  /** Outcomes settled so far, by index in the request. */
+  readonly outcomes: (WireOutcome | undefined)[];
+  pending: number;
+  fenced: boolean;
+  readonly done: (outcomes: WireOutcome[] | null) => void;
+}
+
+/** Rejection reason of a fenced unit's operations (answered "not committed", never surfaced). */
+const FENCED = Symbol('fenced');
+
+/** Hands a group to the process's committer thread; `null`: none there, commit it here. */
 export interface GroupRelay {
   send(ops: WireOp[]): Promise<WireOutcome[] | null> | null;
 }
@@ -61,6 +87,15 @@ export interface GroupCommitOptions {
   readonly renewSnapshot: () => void;
   /** Called after each group committed (wakes tailing readers). */
   readonly onCommit: () => void;
+  /**
+   * Committer side: writes a follower unit's acknowledgement into the group and makes the group
+   * conditional on the unit's epoch not being fenced.
+   */
+  readonly stampUnit: (view: PlanView, unit: RelayUnit, outcomes: WireOutcome[]) => void;
+  /** Committer side: whether `epoch` was fenced (read after `renewSnapshot`). */
+  readonly isFenced: (epoch: number) => boolean;
+  /** Committer side: `epoch` was fenced; this handle is not its committer any more. */
+  readonly onFenced: (epoch: number) => void;
 }
 
 /** Conflicting groups before giving up (each one means another writer committed meanwhile). */
@@ -80,7 +115,7 @@ export class GroupCommit {
     this.#o = options;
   }
 
-  /** Makes this a follower: its groups go to the main thread's committer while there is one. */
+  /** Lets this handle's groups go to the process's committer while there is one (`thread-relay.ts`). */
   useRelay(relay: GroupRelay): void {
     this.#relay = relay;
   }
@@ -94,6 +129,41 @@ export class GroupCommit {
   submit<R>(records: number, plan: PlanFunction<R>, wire?: WireOp): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ records, plan, resolve: resolve as (r: unknown) => void, reject, wire });
+      if (this.#running === undefined) this.#running = this.#drain();
+    });
+  }
+
+  /**
+   * Committer side: queues a follower's request as one unit; resolves with every operation's
+   * outcome once its group is durable, or with `null` when its epoch was fenced (nothing of it was
+   * written). Never rejects.
+   */
+  submitUnit(
+    unit: RelayUnit,
+    items: { records: number; plan: PlanFunction<unknown> }[],
+  ): Promise<WireOutcome[] | null> {
+    return new Promise((done) => {
+      if (items.length === 0) {
+        done([]);
+        return;
+      }
+      const state: UnitState = { unit, outcomes: [], pending: items.length, fenced: false, done };
+      const settle = (index: number, outcome: WireOutcome | null) => {
+        if (outcome === null) state.fenced = true;
+        else state.outcomes[index] = outcome;
+        if (--state.pending === 0) done(state.fenced ? null : (state.outcomes as WireOutcome[]));
+      };
+      for (let index = 0; index < items.length; index++) {
+        this.#queue.push({
+          records: items[index].records,
+          plan: items[index].plan,
+          wire: undefined,
+          unit: state,
+          index,
+          resolve: (result) => settle(index, succeeded(result)),
+          reject: (error) => settle(index, error === FENCED ? null : failed(error)),
+        });
+      }
       if (this.#running === undefined) this.#running = this.#drain();
     });
   }
@@ -125,14 +195,16 @@ export class GroupCommit {
     let n = 0;
     while (n < this.#queue.length) {
       const next = this.#queue[n].records;
-      if (n > 0 && records + next > this.#o.maxBatchRecords) break;
+      const sameUnit =
+        n > 0 && this.#queue[n].unit !== undefined && this.#queue[n].unit === this.#queue[n - 1].unit;
+      if (n > 0 && records + next > this.#o.maxBatchRecords && !sameUnit) break;
       records += next;
       n++;
     }
     return this.#queue.splice(0, n);
   }
 
-  /** Sends the group to the main thread's committer when there is one; false: commit it here. */
+  /** Sends the group to the process's committer when there is one; false: commit it here. */
   async #relayed(group: QueuedOperation[]): Promise<boolean> {
     const relay = this.#relay;
     if (relay === undefined || group.some((op) => op.wire === undefined)) return false;
@@ -144,7 +216,7 @@ export class GroupCommit {
       const outcome = outcomes[i];
       if (outcome === undefined) {
         group[i].reject(
-          new LogStorageError(`log ${this.#o.dir}: the main thread's committer closed without answering`),
+          new LogStorageError(`log ${this.#o.dir}: the committer thread closed without answering`),
         );
       } else if (outcome.ok) group[i].resolve(outcome.result);
       else group[i].reject(outcomeError(outcome, this.#o.dir));
@@ -172,10 +244,24 @@ export class GroupCommit {
         group = group.filter((_, i) => i !== failed);
         continue;
       }
+      const units = unitsOf(group);
+      for (const u of units) this.#o.stampUnit(view, u.unit, outcomesOf(u, group, results));
       if (view.ops.length === 0 || (await applyConditionally(view))) {
         for (let i = 0; i < group.length; i++) group[i].resolve(results[i]);
         if (view.ops.length > 0) this.#o.onCommit();
         return;
+      }
+      if (units.length > 0) {
+        // A follower may have fenced a committer epoch of this group (`thread-relay.ts`): its units
+        // can never commit; answer them "not committed" and go on with the rest.
+        this.#o.renewSnapshot();
+        const fenced = new Set(units.filter((u) => this.#o.isFenced(u.unit.epoch)));
+        if (fenced.size > 0) {
+          for (const op of group) if (op.unit !== undefined && fenced.has(op.unit)) op.reject(FENCED);
+          group = group.filter((op) => op.unit === undefined || !fenced.has(op.unit));
+          for (const epoch of new Set([...fenced].map((u) => u.unit.epoch))) this.#o.onFenced(epoch);
+          continue;
+        }
       }
       if (attempt >= MAX_ATTEMPTS) {
         throw new LogStorageError(
@@ -184,6 +270,23 @@ export class GroupCommit {
       }
     }
   }
+}
+
+/** The follower units of a group, in order. */
+function unitsOf(group: QueuedOperation[]): UnitState[] {
+  const units: UnitState[] = [];
+  for (const op of group)
+    if (op.unit !== undefined && units.at(-1) !== op.unit && !units.includes(op.unit)) units.push(op.unit);
+  return units;
+}
+
+/** A unit's outcomes if this group commits: its operations here succeed, the others failed earlier. */
+function outcomesOf(u: UnitState, group: QueuedOperation[], results: unknown[]): WireOutcome[] {
+  const outcomes = [...u.outcomes];
+  for (let i = 0; i < group.length; i++) {
+    if (group[i].unit === u) outcomes[group[i].index as number] = succeeded(results[i]);
+  }
+  return outcomes as WireOutcome[];
 }
 
 function linger(ms: number): Promise<void> {

@@ -7,8 +7,8 @@
  * threads of any processes, may have the same directory open at once: LMDB serialises write
  * transactions with a process-shared robust mutex and gives readers MVCC snapshots; lmdb-js shares
  * one native environment per path within a process, reference-counted, so closing one thread's
- * handle leaves the others usable. Within a process, a main-thread handle also commits the
- * asynchronous writes of the others (`thread-relay.ts`).
+ * handle leaves the others usable. Within a process, one elected handle (any thread's) also commits
+ * the asynchronous writes of the others (`thread-relay.ts`).
  */
 
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
@@ -21,6 +21,7 @@ import {
   DB_INFO,
   DB_PARTITIONS,
   DB_RECORDS,
+  DB_RELAY,
   DB_TOPICS,
   DB_TX_MARKERS,
   DB_TX_ORDER,
@@ -35,7 +36,14 @@ import {
 import type { Durability } from './log-options.js';
 import { LogRecordCodec } from './log-record-codec.js';
 import { LogWakeup } from './log-wakeup.js';
-import { ThreadRelay, type WireOp } from './thread-relay.js';
+import {
+  RELAY_WORDS_BYTES,
+  type RelayAck,
+  type RelayUnit,
+  ThreadRelay,
+  type WireOp,
+  type WireOutcome,
+} from './thread-relay.js';
 import { Topic } from './topic.js';
 
 /** How a handle writes (see `LogOptions`); validated by `openLog`. */
@@ -61,12 +69,14 @@ export class LogCore {
   readonly txWriters: Database<WriterMeta, Key>;
   readonly txMarkers: Database<number, Key>;
   readonly txOrder: Database<string, Key>;
+  /** Cross-thread committer bookkeeping: acknowledgements and fences (`thread-relay.ts`). */
+  readonly relayDb: Database<unknown, Key>;
   readonly durability: Durability;
   /** Wakes readers waiting for new records (`tail`, `sources.log`). */
   readonly wakeup: LogWakeup;
   /** Every asynchronous write of this handle goes through it, in call order. */
   readonly #group: GroupCommit;
-  /** Cross-thread group commit (`thread-relay.ts`): committer on the main thread, else follower. */
+  /** Cross-thread group commit (`thread-relay.ts`): the process's committer, or a follower. */
   readonly #relay: ThreadRelay;
   /** Committer side: topics of the operations other threads sent, by name and id. */
   readonly #wireTopics = new Map<string, Topic>();
@@ -85,14 +95,34 @@ export class LogCore {
       maxBatchRecords: settings.maxBatchRecords,
       renewSnapshot: () => this.root.resetReadTxn(),
       onCommit: () => this.wakeup.committed(),
+      stampUnit: (view, unit, outcomes) => {
+        view.require(this.relayDb, fenceKey(this.#relay.generation, unit.epoch), null);
+        view.putUnread(this.relayDb, ackKey(unit.from), { id: unit.id, outcomes } satisfies RelayAck);
+      },
+      isFenced: (epoch) => this.relayDb.doesExist(fenceKey(this.#relay.generation, epoch)),
+      onFenced: (epoch) => this.#relay.fenced(epoch),
     });
     this.#relay = new ThreadRelay({
       dir,
       realDir: realpathSync(dir),
-      word: new Int32Array(userSharedBuffer(root, 'weir-log-relay')),
-      submit: (op) => this.#submitWire(op),
+      word: new Int32Array(userSharedBuffer(root, 'weir-log-relay-v2', RELAY_WORDS_BYTES)),
+      submitUnit: (unit, ops) => this.#submitUnit(unit, ops),
+      fence: async (generation, epoch) => {
+        await this.relayDb.put(fenceKey(generation, epoch), 1);
+      },
+      isFenced: (generation, epoch) => {
+        this.root.resetReadTxn();
+        return this.relayDb.doesExist(fenceKey(generation, epoch));
+      },
+      readAck: (from) => {
+        this.root.resetReadTxn();
+        return this.relayDb.get(ackKey(from)) as RelayAck | undefined;
+      },
+      clearAck: async (from) => {
+        await this.relayDb.remove(ackKey(from));
+      },
     });
-    if (!this.#relay.committer) this.#group.useRelay(this.#relay);
+    this.#group.useRelay(this.#relay);
     this.info = root.openDB<number, string>({ name: DB_INFO });
     // Versioned: asynchronous appends are conditional on the versions of the entries they read.
     this.topics = root.openDB<TopicMeta, string>({ name: DB_TOPICS, useVersions: true });
@@ -101,6 +131,7 @@ export class LogCore {
     this.txWriters = root.openDB<WriterMeta, Key>({ name: DB_TX_WRITERS, useVersions: true });
     this.txMarkers = root.openDB<number, Key>({ name: DB_TX_MARKERS });
     this.txOrder = root.openDB<string, Key>({ name: DB_TX_ORDER });
+    this.relayDb = root.openDB<unknown, Key>({ name: DB_RELAY });
   }
 
   /**
@@ -189,22 +220,29 @@ export class LogCore {
     return this.#relay.relayedOps;
   }
 
-  /** Committer side: queues an operation another thread's handle sent (`thread-relay.ts`). */
-  #submitWire(op: WireOp): Promise<unknown> {
-    const records = op.kind === 'append' ? op.prepared.values.length : 1;
-    let topic = this.#wireTopics.get(`${op.topicId}:${op.topic}`);
-    if (topic === undefined) {
-      this.root.resetReadTxn();
-      const meta = this.topics.get(op.topic);
-      if (meta === undefined || meta.id !== op.topicId) {
-        return Promise.reject(
-          new InvalidOptionError('topic', `topic "${op.topic}" no longer exists in ${this.dir}`),
-        );
+  /** Committer side: queues a request another thread's handle sent, as one unit (`thread-relay.ts`). */
+  #submitUnit(unit: RelayUnit, ops: WireOp[]): Promise<WireOutcome[] | null> {
+    const items = ops.map((op) => {
+      const records = op.kind === 'append' ? op.prepared.values.length : 1;
+      let topic = this.#wireTopics.get(`${op.topicId}:${op.topic}`);
+      if (topic === undefined) {
+        this.root.resetReadTxn();
+        const meta = this.topics.get(op.topic);
+        if (meta === undefined || meta.id !== op.topicId) {
+          const gone = new InvalidOptionError('topic', `topic "${op.topic}" no longer exists in ${this.dir}`);
+          return {
+            records,
+            plan: () => {
+              throw gone;
+            },
+          };
+        }
+        topic = new Topic(this, op.topic, meta);
+        this.#wireTopics.set(`${op.topicId}:${op.topic}`, topic);
       }
-      topic = new Topic(this, op.topic, meta);
-      this.#wireTopics.set(`${op.topicId}:${op.topic}`, topic);
-    }
-    return this.#group.submit(records, topic.planWire(op));
+      return { records, plan: topic.planWire(op) };
+    });
+    return this.#group.submitUnit(unit, items);
   }
 
   /**
@@ -214,9 +252,9 @@ export class LogCore {
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.wakeup.close();
-      const finish = () => {
-        this.#relay.close();
-        return this.root.close();
+      const finish = (): Promise<void> => {
+        const cleared = this.#relay.close();
+        return cleared === undefined ? this.root.close() : cleared.finally(() => this.root.close());
       };
       if (this.#relay.committer) {
         // Other threads' requests already sent are received and queued first, then drained.
@@ -254,11 +292,21 @@ function checkSameDurability(root: RootDatabase, dir: string, durability: Durabi
   }
 }
 
-/** A 4-byte buffer shared by every thread's handle on the environment (lmdb-js user shared buffer). */
-function userSharedBuffer(root: RootDatabase, id: string): ArrayBuffer {
+/** A buffer shared by every thread's handle on the environment (lmdb-js user shared buffer). */
+function userSharedBuffer(root: RootDatabase, id: string, bytes = 4): ArrayBuffer {
   return (
     root as unknown as {
       getUserSharedBuffer(id: string, init: ArrayBuffer, options: { envKey: boolean }): ArrayBuffer;
     }
-  ).getUserSharedBuffer(id, new ArrayBuffer(4), { envKey: true });
+  ).getUserSharedBuffer(id, new ArrayBuffer(bytes), { envKey: true });
+}
+
+/** `relay` database: a follower's acknowledgement (`thread-relay.ts`). */
+function ackKey(from: string): Key {
+  return ['a', from];
+}
+
+/** `relay` database: the fence of a committer epoch of one environment lifetime. */
+function fenceKey(generation: string, epoch: number): Key {
+  return ['f', generation, epoch];
 }

@@ -1,6 +1,6 @@
 /**
  * The on-disk layout of an embedded log directory (`openLog(dir)`): one LMDB environment
- * (`data.mdb` + `lock.mdb` directly in `dir`) holding seven named sub-databases. Keys are
+ * (`data.mdb` + `lock.mdb` directly in `dir`) holding eight named sub-databases. Keys are
  * lmdb-js ordered-binary arrays, so numbers sort numerically and a partition's records are one
  * contiguous key range.
  *
@@ -13,6 +13,7 @@
  * | `txWriters`  | `[topicId, writer]`               | {@link WriterMeta}: marker sequence window           |
  * | `txMarkers`  | `[topicId, writer, transactionId]`| the marker's sequence number                        |
  * | `txOrder`    | `[topicId, writer, sequence]`     | the transaction id (to prune markers oldest first)  |
+ * | `relay`      | `['a', follower]`, `['f', generation, epoch]` | cross-thread committer bookkeeping (`thread-relay.ts`) |
  *
  * Invariants (every write is one LMDB transaction, atomic and serialised across all threads and
  * processes that have the directory open):
@@ -41,6 +42,8 @@ export const DB_RECORDS = 'records';
 export const DB_TX_WRITERS = 'txWriters';
 export const DB_TX_MARKERS = 'txMarkers';
 export const DB_TX_ORDER = 'txOrder';
+/** Cross-thread group commit: followers' acknowledgements and fenced committer epochs. */
+export const DB_RELAY = 'relay';
 
 export const INFO_FORMAT = 'format';
 export const INFO_NEXT_TOPIC_ID = 'nextTopicId';

@@ -122,7 +122,7 @@ export class Log {
 
   /**
    * @internal Asynchronous operations this handle committed for other threads' handles on the
-   * same directory (non-zero only on a main-thread handle: `thread-relay.ts`). For tests, benches.
+   * same directory (non-zero only on the process's committer handle: `thread-relay.ts`). For tests, benches.
    */
   relayedOperations(): number {
     return this.#core.relayedOps;

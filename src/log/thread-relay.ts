@@ -1,39 +1,56 @@
 /**
  * Cross-thread group commit: the asynchronous writes of every handle on one log directory in one
- * process are committed in ONE LMDB transaction (one fsync) by the main thread's handle, when the
- * main thread has the directory open.
+ * process are committed in ONE LMDB transaction (one fsync) by one elected handle, the committer,
+ * whichever thread it lives in (the main thread or a worker).
  *
- * Roles. The first main-thread handle on a directory claims the relay and becomes its committer;
- * every other handle of the process on that directory (worker threads, further main-thread
- * handles) is a follower. A follower's group (`group-commit.ts`) is sent to the committer as plain
- * data ({@link WireOp}: records already encoded and routed by the follower, so an encoding error
- * still rejects only its own call), queued there behind the committer's own operations and planned
- * with them; the committer answers with each operation's result. A follower has one group in
- * flight at a time, sent or committed by itself, so its calls still land in call order. When no
- * committer is there (no main-thread handle, or it is closing) a follower commits its group itself,
- * as before: conditional writes serialised by LMDB's write lock (also across processes).
+ * Roles. The first handle on a directory in the process claims the relay and becomes its
+ * committer; every other handle of the process on that directory is a follower. A follower's group
+ * (`group-commit.ts`) is sent to the committer as plain data ({@link WireOp}: records already
+ * encoded and routed by the follower, so an encoding error still rejects only its own call),
+ * queued there as one unit behind the committer's own operations and planned with them; the
+ * committer answers with each operation's result. A follower has one group in flight at a time,
+ * sent or committed by itself, so its calls still land in call order. When no committer is there
+ * (it closed), the next follower that has a group to write claims the role; until then a follower
+ * commits its group itself: conditional writes serialised by LMDB's write lock (also across
+ * processes).
  *
- * Why the main thread only: a committer must outlive the followers' requests. `worker.terminate()`
- * can stop a worker thread at any moment, which would leave its followers' appends neither
- * committed nor refused; the main thread stops only with the whole process.
+ * Shared state: words shared by every thread's handle on the environment (an lmdb-js user shared
+ * buffer): [0] bit 30 = a committer is there, bits 0–29 = its epoch; [1] the committer's heartbeat
+ * (bumped every {@link BEAT_MS} and on every request); [2], [3] a random generation naming this
+ * buffer's lifetime (it lives as long as the process has the environment open).
  *
- * Hand-over protocol, without counting anything a terminated thread could leave behind: one
- * 32-bit word shared by every thread's handle on the environment (an lmdb-js user shared buffer)
- * holds bit 30 = a committer is there and bits 0–13 = its epoch. A follower that finds the flag set
- * posts its request tagged with the epoch. Retiring (closing), the committer clears the flag, then
- * posts `retired` naming the requests it received and has not answered yet, and from then on
- * ignores requests of its epoch; it answers those it named before its channel closes. A follower
- * waiting on a request of that epoch that is not named commits that group itself: it was never
- * taken. (The follower's channel exists before it reads the flag, so it cannot miss `retired`.)
- * A committer that received a request always answers it, since the main thread stops only with
- * the process; a follower terminated meanwhile just never reads the answer.
+ * Closing (retire). The committer clears the flag, then posts `retired` naming the requests it
+ * received and has not answered yet, and from then on ignores requests of its epoch; it answers
+ * those it named before its channel closes. A follower waiting on a request of that epoch that is
+ * not named commits that group itself: it was never taken. (The follower's channel exists before it
+ * reads the flag, so it cannot miss `retired`.)
+ *
+ * A committer that stops answering (its worker thread terminated or exited without closing the
+ * log, or its event loop stalled): a follower waiting for an answer while the heartbeat of the
+ * epoch it sent to has not moved for {@link DEAD_MS} takes over, in this order:
+ * 1. it claims the role in the shared word for the next epoch (if nobody else did);
+ * 2. it FENCES the old epoch: one durable write of the key `['f', generation, epoch]`. Every group
+ *    a committer writes that holds followers' operations is conditional on its epoch's fence key
+ *    not existing, so once the fence is committed, nothing of the old epoch can commit any more —
+ *    even if the old committer is alive and merely slow (it then sees its group fail on the fence,
+ *    answers its followers "not taken" and goes on as a follower);
+ * 3. it reads its acknowledgement: in the same transaction as a follower's operations, the
+ *    committer writes `['a', follower]` = { request id, outcomes }. If it names the waiting request,
+ *    the request was committed (and durable: the fence committed after it) and resolves with the
+ *    recorded outcomes; otherwise it was not and can no longer be, and the follower commits the
+ *    group itself. So a pending append is never lost, never written twice, and never resolved
+ *    without being durable; if the fence write itself fails, the waiting appends reject with
+ *    LogStorageError.
+ * A false alarm (a stalled but live committer) costs one fenced group, nothing else.
  *
  * Transport: a BroadcastChannel named after the directory's real path (requests and answers; a
  * follower ignores answers meant for others), ref'd only while a follower waits for an answer.
- * Cost per follower group: one structured-clone copy of its encoded records each way of a post.
+ * Cost per follower group: one structured-clone copy of its encoded records each way of a post, and
+ * in the committer's transaction one small acknowledgement entry.
  */
 
-import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { InvalidOptionError, LogStorageError, type WeirError } from '../errors.js';
 import type { PreparedAppend } from './topic.js';
 
@@ -52,6 +69,19 @@ export type WireOp =
 export type WireOutcome =
   | { readonly ok: true; readonly result: unknown }
   | { readonly ok: false; readonly name: string; readonly message: string; readonly option?: string };
+
+/** One follower request as the committer queues it: its operations are planned in one group. */
+export interface RelayUnit {
+  readonly from: string;
+  readonly id: number;
+  readonly epoch: number;
+}
+
+/** What the committer recorded, in the transaction that committed it, for a follower. */
+export interface RelayAck {
+  readonly id: number;
+  readonly outcomes: WireOutcome[];
+}
 
 interface Request {
   readonly kind: 'req';
@@ -72,46 +102,73 @@ interface Answer {
   readonly kind: 'ans';
   readonly to: string;
   readonly id: number;
-  readonly outcomes: WireOutcome[];
+  /** `null`: not committed (the committer was fenced); the follower commits the group itself. */
+  readonly outcomes: WireOutcome[] | null;
 }
 
 const FLAG = 1 << 30;
-const EPOCH_MASK = 0x3fff;
-
-let followerSeq = 0;
+const EPOCH_MASK = FLAG - 1;
+/** The committer bumps its heartbeat this often (ms). */
+export const BEAT_MS = 100;
+/** A follower takes over after the heartbeat of the epoch it waits on stood still this long (ms). */
+export const DEAD_MS = 2000;
+/** Bytes of the shared buffer (four 32-bit words, see the file comment). */
+export const RELAY_WORDS_BYTES = 16;
 
 export interface RelayHost {
   readonly dir: string;
-  /** The environment-wide shared word (Int32Array of length ≥ 1). */
+  /** The environment-wide shared words (Int32Array of length 4). */
   readonly word: Int32Array;
   readonly realDir: string;
-  /** Committer side: queue `op` on this handle's group commit; resolves with its result. */
-  readonly submit: (op: WireOp) => Promise<unknown>;
+  /** Committer side: queues a follower's request as one unit; null when fenced (not committed). */
+  readonly submitUnit: (unit: RelayUnit, ops: WireOp[]) => Promise<WireOutcome[] | null>;
+  /** Follower taking over: durably writes the fence of `epoch` of `generation`. */
+  readonly fence: (generation: string, epoch: number) => Promise<void>;
+  /** Follower: whether the fence of `epoch` of `generation` exists, from a fresh snapshot. */
+  readonly isFenced: (generation: string, epoch: number) => boolean;
+  /** Follower: its acknowledgement, from a fresh snapshot. */
+  readonly readAck: (from: string) => RelayAck | undefined;
+  /** Follower closing: removes its acknowledgement entry. */
+  readonly clearAck: (from: string) => Promise<void>;
+}
+
+interface Waiting {
+  readonly epoch: number;
+  readonly resolve: (outcomes: WireOutcome[] | null) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 export class ThreadRelay {
   readonly #host: RelayHost;
   readonly #channel: BroadcastChannel;
+  /** Names this handle in acknowledgements: unique across processes and time. */
+  readonly #id = `${threadId}:${randomUUID()}`;
+  /** This environment's lifetime in the process (shared words [2], [3]). */
+  readonly #generation: string;
   /** Set while this handle is the committer. */
   #epoch: number | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
   /** Committer: requests received and not answered yet, by `${from}:${id}`. */
   readonly #taken = new Set<string>();
   /** Committer: answers being prepared (close waits for them to be posted). */
   readonly #answering = new Set<Promise<void>>();
-  readonly #id = `${process.pid}:${threadId}:${++followerSeq}`;
   #nextRequest = 0;
-  readonly #waiting = new Map<
-    number,
-    { readonly epoch: number; readonly resolve: (outcomes: WireOutcome[] | null) => void }
-  >();
+  /** Whether this handle ever sent a request (then it has an acknowledgement entry to remove). */
+  #sent = false;
+  readonly #waiting = new Map<number, Waiting>();
+  /** Follower: watches the committer's heartbeat while requests wait. */
+  #watchdog: ReturnType<typeof setInterval> | undefined;
+  #progress: { key: string; at: number } | undefined;
+  #takingOver = false;
 
   constructor(host: RelayHost) {
     this.#host = host;
+    this.#generation = generationOf(host.word);
     this.#channel = new BroadcastChannel(`weir-log-relay:${host.realDir}`);
     this.#channel.onmessage = (event) =>
       this.#receive((event as MessageEvent).data as Request | Answer | Retired);
     this.#channel.unref();
-    if (isMainThread) this.#claim();
+    this.#claim();
   }
 
   /** Committer: operations received from other handles so far (for tests and benches). */
@@ -122,21 +179,33 @@ export class ThreadRelay {
     return this.#epoch !== undefined;
   }
 
+  /** This process's fence key namespace (see the file comment). */
+  get generation(): string {
+    return this.#generation;
+  }
+
   /**
    * Follower side: sends `ops` to the committer and resolves with their outcomes, in order; or
-   * with `null` when there is no committer or it retired without taking them (then the caller
-   * commits them itself).
+   * with `null` when there is no committer or it retired or was fenced without committing them
+   * (then the caller commits them itself). Claims the committer role when it is free.
    */
   send(ops: WireOp[]): Promise<WireOutcome[] | null> | null {
     if (this.#epoch !== undefined) return null;
     const w = Atomics.load(this.#host.word, 0);
-    if ((w & FLAG) === 0) return null;
+    if ((w & FLAG) === 0) {
+      this.#claim();
+      return null;
+    }
     const epoch = w & EPOCH_MASK;
     const id = this.#nextRequest++;
-    const answered = new Promise<WireOutcome[] | null>((resolve) =>
-      this.#waiting.set(id, { epoch, resolve }),
+    this.#sent = true;
+    const answered = new Promise<WireOutcome[] | null>((resolve, reject) =>
+      this.#waiting.set(id, { epoch, resolve, reject }),
     );
-    if (this.#waiting.size === 1) this.#channel.ref();
+    if (this.#waiting.size === 1) {
+      this.#channel.ref();
+      this.#watch();
+    }
     const request: Request = { kind: 'req', epoch, from: this.#id, id, ops };
     this.#channel.postMessage(request);
     return answered;
@@ -149,28 +218,58 @@ export class ThreadRelay {
   async retire(drained: () => Promise<void>): Promise<void> {
     const epoch = this.#epoch;
     if (epoch === undefined) return;
-    Atomics.and(this.#host.word, 0, ~FLAG);
-    this.#epoch = undefined;
+    Atomics.compareExchange(this.#host.word, 0, FLAG | epoch, epoch);
+    this.#stepDown();
     const retired: Retired = { kind: 'retired', epoch, taken: [...this.#taken] };
     this.#channel.postMessage(retired);
     await drained();
     while (this.#answering.size > 0) await Promise.all(this.#answering);
   }
 
-  close(): void {
+  /**
+   * Committer side, from the group commit: `epoch` was fenced by a follower that took over. This
+   * handle is a follower from now on (the shared word already names the new committer).
+   */
+  fenced(epoch: number): void {
+    if (this.#epoch === epoch) this.#stepDown();
+  }
+
+  /**
+   * Closes the channel. A handle that ever sent a request removes its acknowledgement entry: the
+   * returned promise; `undefined` when there is nothing to remove (closing stays synchronous).
+   */
+  close(): Promise<void> | undefined {
+    this.#stepDown();
     this.#channel.close();
+    this.#stopWatch();
     // Only a follower closed while the committer still has its request could wait here, and a
     // follower's close waits for its group commit, which waits for the answer.
     for (const { resolve } of this.#waiting.values()) resolve(null);
     this.#waiting.clear();
+    return this.#sent ? this.#host.clearAck(this.#id) : undefined;
   }
 
-  #claim(): void {
+  #claim(): boolean {
     const word = this.#host.word;
     const w = Atomics.load(word, 0);
-    if ((w & FLAG) !== 0) return;
+    if ((w & FLAG) !== 0) return false;
     const epoch = ((w & EPOCH_MASK) + 1) & EPOCH_MASK;
-    if (Atomics.compareExchange(word, 0, w, FLAG | epoch) === w) this.#epoch = epoch;
+    if (Atomics.compareExchange(word, 0, w, FLAG | epoch) !== w) return false;
+    this.#becomeCommitter(epoch);
+    return true;
+  }
+
+  #becomeCommitter(epoch: number): void {
+    this.#epoch = epoch;
+    Atomics.add(this.#host.word, 1, 1);
+    this.#heartbeat = setInterval(() => Atomics.add(this.#host.word, 1, 1), BEAT_MS);
+    this.#heartbeat.unref();
+  }
+
+  #stepDown(): void {
+    this.#epoch = undefined;
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
   }
 
   #receive(message: Request | Answer | Retired): void {
@@ -183,11 +282,12 @@ export class ThreadRelay {
         }
       }
     } else if (this.#epoch !== undefined && message.epoch === this.#epoch) {
+      Atomics.add(this.#host.word, 1, 1);
       const key = `${message.from}:${message.id}`;
       this.#taken.add(key);
       this.relayedOps += message.ops.length;
-      const settled = message.ops.map((op) => this.#host.submit(op).then(succeeded, failed));
-      const answering = Promise.all(settled).then((outcomes) => {
+      const unit: RelayUnit = { from: message.from, id: message.id, epoch: message.epoch };
+      const answering = this.#host.submitUnit(unit, message.ops).then((outcomes) => {
         const answer: Answer = { kind: 'ans', to: message.from, id: message.id, outcomes };
         this.#channel.postMessage(answer);
         this.#taken.delete(key);
@@ -197,20 +297,99 @@ export class ThreadRelay {
     }
   }
 
-  #settle(id: number, outcomes: WireOutcome[] | null): void {
+  #settle(id: number, outcomes: WireOutcome[] | null, error?: unknown): void {
     const waiting = this.#waiting.get(id);
     if (waiting === undefined) return;
     this.#waiting.delete(id);
-    if (this.#waiting.size === 0) this.#channel.unref();
-    waiting.resolve(outcomes);
+    if (this.#waiting.size === 0) {
+      this.#channel.unref();
+      this.#stopWatch();
+    }
+    if (error !== undefined) waiting.reject(error);
+    else waiting.resolve(outcomes);
+  }
+
+  // ------------------------------------------------------------------ follower: taking over
+
+  #watch(): void {
+    if (this.#watchdog !== undefined) return;
+    this.#progress = undefined;
+    this.#watchdog = setInterval(() => this.#check(), BEAT_MS);
+    this.#watchdog.unref();
+  }
+
+  #stopWatch(): void {
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    this.#watchdog = undefined;
+    this.#progress = undefined;
+  }
+
+  /** Takes over when the committer of the oldest waiting request's epoch shows no life. */
+  #check(): void {
+    if (this.#takingOver) return;
+    const first = this.#waiting.values().next();
+    if (first.done === true) return;
+    const epoch = first.value.epoch;
+    const w = Atomics.load(this.#host.word, 0);
+    // Progress of that epoch's committer: its heartbeat while it holds the role, else none.
+    const key = w === (FLAG | epoch) ? `${epoch}:${Atomics.load(this.#host.word, 1)}` : `${epoch}:gone`;
+    // Another follower took over already: settle at once, without waiting or fencing again.
+    const fenced = w !== (FLAG | epoch) && this.#host.isFenced(this.#generation, epoch);
+    const now = performance.now();
+    if (!fenced && (this.#progress === undefined || this.#progress.key !== key)) {
+      this.#progress = { key, at: now };
+      return;
+    }
+    if (!fenced && now - (this.#progress?.at ?? now) < DEAD_MS) return;
+    this.#takingOver = true;
+    void this.#takeOver(epoch, fenced).finally(() => {
+      this.#takingOver = false;
+      this.#progress = undefined;
+    });
+  }
+
+  async #takeOver(epoch: number, fenced: boolean): Promise<void> {
+    const word = this.#host.word;
+    const next = (epoch + 1) & EPOCH_MASK;
+    if (Atomics.compareExchange(word, 0, FLAG | epoch, FLAG | next) === (FLAG | epoch)) {
+      this.#becomeCommitter(next);
+    } else this.#claim();
+    try {
+      if (!fenced) await this.#host.fence(this.#generation, epoch);
+    } catch (cause) {
+      const error = new LogStorageError(
+        `log ${this.#host.dir}: the committer thread stopped answering and its appends could not be fenced`,
+        { cause },
+      );
+      for (const [id, waiting] of [...this.#waiting]) {
+        if (waiting.epoch === epoch) this.#settle(id, null, error);
+      }
+      return;
+    }
+    const ack = this.#host.readAck(this.#id);
+    for (const [id, waiting] of [...this.#waiting]) {
+      if (waiting.epoch !== epoch) continue;
+      // Committed before the fence (durable: the fence committed after it), or never.
+      this.#settle(id, ack !== undefined && ack.id === id ? ack.outcomes : null);
+    }
   }
 }
 
-function succeeded(result: unknown): WireOutcome {
+/** The generation words of the shared buffer, set once per buffer (random, never 0). */
+function generationOf(word: Int32Array): string {
+  for (const i of [2, 3]) {
+    if (Atomics.load(word, i) === 0) {
+      Atomics.compareExchange(word, i, 0, (Math.random() * 0x7fffffff) | 1);
+    }
+  }
+  return `${Atomics.load(word, 2).toString(16)}-${Atomics.load(word, 3).toString(16)}`;
+}
+
+export function succeeded(result: unknown): WireOutcome {
   return { ok: true, result };
 }
 
-function failed(error: unknown): WireOutcome {
+export function failed(error: unknown): WireOutcome {
   if (error instanceof InvalidOptionError) {
     return { ok: false, name: error.name, message: error.message, option: error.option };
   }
@@ -227,5 +406,5 @@ export function outcomeError(outcome: WireOutcome & { ok: false }, dir: string):
       : outcome.message;
     return new InvalidOptionError(outcome.option, detail);
   }
-  return new LogStorageError(`log ${dir}: the main thread's committer failed the append: ${outcome.message}`);
+  return new LogStorageError(`log ${dir}: the committer thread failed the append: ${outcome.message}`);
 }

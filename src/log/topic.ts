@@ -446,7 +446,7 @@ export class Topic<T = unknown> {
   }
 
   /**
-   * @internal For the main thread's committer (`thread-relay.ts`): the plan of an operation
+   * @internal For the process's committer (`thread-relay.ts`): the plan of an operation
    * another thread's handle sent, on this thread's handle.
    */
   planWire(op: WireOp): (view: PlanView) => unknown {

@@ -10,23 +10,30 @@
  * Stop failures (`savepoint`, `rescale`) are carried out by verify on the main thread: in attempt
  * `i`, once `afterCheckpoints` (1–3) checkpoints of that attempt completed, stop-with-savepoint,
  * then a new run resumes from the savepoint (`rescale`: at another parallelism, one up or, when
- * above 1, one down). Each later failure counts its attempt on from there.
+ * above 1, one down). `sigkill` (also carried out by verify): in attempt `i`, once
+ * `afterCheckpoints` checkpoints of that attempt completed, SIGKILL of the child process running
+ * the job, then a new process restores the latest checkpoint retained in its checkpoint directory
+ * (`--restore latest`), at the same parallelism. Each later failure counts its attempt on from there.
  */
 
 import type { InjectedFault } from '../protocol/injected-fault.js';
 
 /** The failure kinds `weir verify` can inject. */
-export const FAILURE_KINDS = ['throw', 'exit', 'savepoint', 'rescale'] as const;
+export const FAILURE_KINDS = ['throw', 'exit', 'savepoint', 'rescale', 'sigkill'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
-/** Stop-with-savepoint and resume: carried out by verify itself, not in a worker. */
+/**
+ * Carried out by verify itself, not in a worker: stop-with-savepoint and resume (`savepoint`,
+ * `rescale`), or SIGKILL of the process running the job and a new process restoring the latest
+ * retained checkpoint (`sigkill`).
+ */
 export interface StopFailure {
-  readonly kind: 'savepoint' | 'rescale';
+  readonly kind: 'savepoint' | 'rescale' | 'sigkill';
   /** The attempt (counted over the whole verify run) in which it fires. */
   readonly attempt: number;
-  /** Checkpoints of that attempt that complete before the stop. */
+  /** Checkpoints of that attempt that complete before the stop (`sigkill`: before the kill). */
   readonly afterCheckpoints: number;
-  /** Parallelism of the resumed run (`savepoint`: unchanged). */
+  /** Parallelism of the resumed run (`savepoint`, `sigkill`: unchanged). */
   readonly parallelism: number;
 }
 
@@ -34,7 +41,7 @@ export interface StopFailure {
 export type PlannedFailure = InjectedFault | StopFailure;
 
 export function isStopFailure(f: PlannedFailure): f is StopFailure {
-  return f.kind === 'savepoint' || f.kind === 'rescale';
+  return f.kind === 'savepoint' || f.kind === 'rescale' || f.kind === 'sigkill';
 }
 
 /** An operator a failure may target: one with a user function, with its reference record count. */
@@ -70,7 +77,9 @@ export function planFailures(options: {
   const candidates = targets.filter((t) => t.recordsIn / t.parallelism >= 2);
   // Without an operator to fail in, only stop failures are possible.
   const kinds =
-    candidates.length > 0 ? options.kinds : options.kinds.filter((k) => k === 'savepoint' || k === 'rescale');
+    candidates.length > 0
+      ? options.kinds
+      : options.kinds.filter((k) => k === 'savepoint' || k === 'rescale' || k === 'sigkill');
   if (count === 0 || kinds.length === 0) return [];
   const rand = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
@@ -78,7 +87,7 @@ export function planFailures(options: {
   let parallelism = options.parallelism ?? 1;
   for (let attempt = 0; attempt < count; attempt++) {
     const kind = pick(kinds);
-    if (kind === 'savepoint' || kind === 'rescale') {
+    if (kind === 'savepoint' || kind === 'rescale' || kind === 'sigkill') {
       const afterCheckpoints = 1 + Math.floor(rand() * 3);
       if (kind === 'rescale')
         parallelism = parallelism > 1 && rand() < 0.5 ? parallelism - 1 : parallelism + 1;

@@ -6,6 +6,7 @@ export {
   type StopFailure,
 } from './failure-schedule.js';
 export { compareOutputs, type OutputDifference, type RecordDifference } from './output-multiset.js';
+export { compareKeyedSequences, type RecordKey, type SequenceDifference } from './output-sequence.js';
 export {
   type ReportedFailure,
   type ResolvedVerifyOptions,

@@ -25,11 +25,18 @@ import { isCommittingSink } from '../api/committing-sink.js';
 import { buildStreamGraph } from '../api/define-job.js';
 import type { CheckpointMode } from '../api/source.js';
 import { type JobResult, type Savepoint, startJob } from '../coordinator/job-client.js';
-import { InvalidOptionError, VerifyNothingToCompareError, VerifyUnsupportedSinkError } from '../errors.js';
+import type { JobOptions } from '../coordinator/job-options.js';
+import {
+  InvalidOptionError,
+  VerifyNothingToCompareError,
+  VerifyReadBackError,
+  VerifyUnsupportedSinkError,
+} from '../errors.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
 import type { InjectedFault } from '../protocol/injected-fault.js';
+import { startChildRun } from './child-run.js';
 import {
   FAILURE_KINDS,
   type FailureKind,
@@ -41,6 +48,7 @@ import {
 } from './failure-schedule.js';
 import { type LikelyCause, likelyCauses } from './likely-causes.js';
 import { compareOutputs, multisetDifference, type OutputDifference, violates } from './output-multiset.js';
+import { compareKeyedSequences, type RecordKey, type SequenceDifference } from './output-sequence.js';
 
 export interface VerifyOptions {
   /** Failures to inject, one per attempt. Default 3. */
@@ -56,6 +64,12 @@ export interface VerifyOptions {
   readonly args?: Readonly<Record<string, string>>;
   /** Checkpoint interval of every run, ms. Default 100. */
   readonly checkpointInterval?: number;
+  /**
+   * The key of an output record (a field path such as `'key'` or `'user.id'`, or a function):
+   * `sinks.collect` outputs are then also compared per key as sequences, in the reference's
+   * order (exactly-once only: at-least-once replays reorder by design). Default: none, multisets only.
+   */
+  readonly key?: RecordKey;
 }
 
 /** One sink's verdict. */
@@ -65,6 +79,8 @@ export interface SinkVerdict {
   /** `unsupported`-free: only sinks verify can read are listed; `not-compared` for stdout/discard. */
   readonly status: 'ok' | 'differs' | 'not-compared';
   readonly difference?: OutputDifference;
+  /** With the `key` option, for `sinks.collect`: where a key's sequence first departs from the reference. */
+  readonly sequence?: SequenceDifference;
 }
 
 /** What happened during the failure run, in order (ms since the run started). */
@@ -84,6 +100,16 @@ export type TimelineEvent =
       readonly attempt: number;
       readonly checkpointId: number;
       readonly parallelism: number;
+    }
+  | {
+      /**
+       * The process running attempt `attempt` was SIGKILLed; the next run, in a new process,
+       * restores the latest checkpoint it retained (the last one completed: `lastCheckpointId`).
+       */
+      readonly atMs: number;
+      readonly kind: 'killed';
+      readonly attempt: number;
+      readonly lastCheckpointId: number | undefined;
     };
 
 /** A scheduled failure in the report, and whether it fired. */
@@ -120,6 +146,7 @@ export interface ResolvedVerifyOptions {
   readonly parallelism: number;
   readonly args: Readonly<Record<string, string>>;
   readonly checkpointInterval: number;
+  readonly key?: RecordKey;
 }
 
 /** Operator kinds that run a user function (targets of a `throw`/`exit`). */
@@ -156,12 +183,15 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
     if (!(FAILURE_KINDS as readonly string[]).includes(k)) {
       throw new InvalidOptionError(
         'verify.kinds',
-        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')} (sigkill is not implemented yet)`,
+        `unknown failure kind ${JSON.stringify(k)}; available: ${FAILURE_KINDS.join(', ')}`,
       );
     }
   }
   if (kinds.length === 0) throw new InvalidOptionError('verify.kinds', 'needs at least one kind');
   const mode = o.mode ?? 'exactly-once';
+  if (o.key !== undefined && typeof o.key !== 'function' && (typeof o.key !== 'string' || o.key === '')) {
+    throw new InvalidOptionError('verify.key', `must be a field path or a function, got ${String(o.key)}`);
+  }
   if (mode !== 'exactly-once' && mode !== 'at-least-once') {
     throw new InvalidOptionError(
       'verify.mode',
@@ -176,6 +206,7 @@ export function resolveVerifyOptions(o: VerifyOptions = {}): ResolvedVerifyOptio
     parallelism: int('parallelism', o.parallelism, 1, 1),
     args: { ...(o.args ?? {}) },
     checkpointInterval: int('checkpointInterval', o.checkpointInterval, 100, 10),
+    ...(o.key === undefined ? {} : { key: o.key }),
   };
 }
 
@@ -193,7 +224,14 @@ function sinkReaders(plan: ExecutionPlan): SinkReader[] {
           read: async (r) => [...(r.sinks[sink.name] ?? [])],
         });
       } else if (isCommittingSink(sink) && typeof sink.readCommitted === 'function') {
-        const readAll = async () => sink.readCommitted!();
+        const name = op.name;
+        const readAll = async (): Promise<readonly unknown[]> => {
+          try {
+            return await sink.readCommitted!();
+          } catch (e) {
+            throw new VerifyReadBackError(name, e);
+          }
+        };
         readers.push({ sink: op.name, type, readAll });
       } else if (type === 'stdout' || type === 'discard') {
         readers.push({ sink: op.name, type });
@@ -250,12 +288,30 @@ interface FailureRunOutput {
   readonly timeline: readonly TimelineEvent[];
 }
 
+/** How one segment of the failure run ended (in this process or in a child). */
+interface SegmentEnd {
+  readonly status: 'finished' | 'stopped' | 'killed';
+  readonly restarts: number;
+  readonly checkpoints: number;
+  readonly savepoint?: { readonly checkpointId: number; readonly path: string };
+  /** In-process segments: the job's result (collect sinks are read from it). */
+  readonly result?: JobResult;
+}
+
 /**
  * The failure run: one job run per stop failure plus one. Each run gets the injected failures
  * up to the next stop failure (attempts renumbered from its own 0: a run restored from a
- * savepoint starts at attempt 0) and a restart strategy with one attempt more than those; the
- * stop fires once its attempt saw `afterCheckpoints` checkpoints complete. A stop whose attempt
- * never comes, or whose job ended first, does not fire and the run's result is final.
+ * savepoint or checkpoint starts at attempt 0) and a restart strategy with one attempt more than
+ * those; the stop fires once its attempt saw `afterCheckpoints` checkpoints complete: `savepoint`
+ * and `rescale` stop with a savepoint and the next run resumes from it, `sigkill` SIGKILLs the
+ * process running the job and the next run, in a new process, restores the latest checkpoint
+ * retained in the same checkpoint directory (`restoreFrom: 'latest'`). A stop whose attempt never
+ * comes, or whose job ended first, does not fire and the run's result is final.
+ *
+ * With a `sigkill` in the schedule every run is a child process (`child-run.ts`), and the
+ * `sinks.collect` output is what the children's deliveries reported, each transaction once (a
+ * restore commits the latest checkpoint's transactions again; the killed process may have
+ * delivered them already). Otherwise every run is in this process, as `startJob`.
  */
 async function runWithFailures(
   url: string,
@@ -264,9 +320,12 @@ async function runWithFailures(
   failures: readonly PlannedFailure[],
 ): Promise<FailureRunOutput> {
   const tmp = mkdtempSync(join(tmpdir(), 'weir-verify-'));
+  const inChild = failures.some((f) => f.kind === 'sigkill');
   try {
     const before = await Promise.all(readers.map((r) => r.readAll?.()));
     const collected: unknown[][] = readers.map(() => []);
+    const collectIndex = new Map(readers.map((r, i) => [r.sink, i] as const));
+    const transactions = new Set<string>();
     const timeline: TimelineEvent[] = [];
     const fired = new Set<number>();
     const t0 = performance.now();
@@ -275,6 +334,7 @@ async function runWithFailures(
     let checkpoints = 0;
     let parallelism = o.parallelism;
     let restoreFrom: string | undefined;
+    let checkpointDir = join(tmp, 'run-0');
     /** Global attempt number of this run's attempt 0. */
     let first = 0;
     for (let run = 0; ; run++) {
@@ -284,10 +344,10 @@ async function runWithFailures(
         if (isStopFailure(f) || f.attempt < first || (stop && f.attempt >= stop.attempt)) continue;
         injected.push({ ...f, attempt: f.attempt - first });
       }
-      const client = await startJob(url, {
+      const options: JobOptions = {
         parallelism,
         args: o.args,
-        checkpointing: { interval: o.checkpointInterval, mode: o.mode, dir: join(tmp, `run-${run}`) },
+        checkpointing: { interval: o.checkpointInterval, mode: o.mode, dir: checkpointDir },
         ...(restoreFrom === undefined ? {} : { restoreFrom }),
         restartStrategy:
           injected.length > 0
@@ -295,52 +355,83 @@ async function runWithFailures(
             : { type: 'none' },
         faultInjection: injected,
         metricsInterval: 0,
-      });
+      };
       const base = first;
       let attempt = 0;
       let completedInAttempt = 0;
-      let stopping: Promise<Savepoint | undefined> | undefined;
-      client.on('deployed', (e) => {
-        attempt = e.attempt;
-        completedInAttempt = 0;
+      let lastCheckpoint: number | undefined;
+      /** Seen here: a killed run reports no result. */
+      let segmentCheckpoints = 0;
+      let segmentRestarts = 0;
+      let stopRequested = false;
+      const savepointDir = stop ? join(tmp, `savepoint-${stop.attempt}`) : '';
+      const handlers = {
+        deployed: (a: number, restoredFrom: number | undefined) => {
+          attempt = a;
+          completedInAttempt = 0;
+          timeline.push({ atMs: at(), kind: 'deployed', attempt: base + a, restoredFrom });
+        },
+        checkpoint: (checkpointId: number) => {
+          lastCheckpoint = checkpointId;
+          segmentCheckpoints++;
+          timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId });
+          if (stop === undefined || stopRequested || base + attempt !== stop.attempt) return;
+          if (++completedInAttempt < stop.afterCheckpoints) return;
+          stopRequested = true;
+          segment.stop(stop.kind === 'sigkill' ? null : savepointDir);
+        },
+        restarting: (a: number, message: string) => {
+          segmentRestarts++;
+          fired.add(base + a - 1);
+          timeline.push({ atMs: at(), kind: 'failure', attempt: base + a - 1, message });
+        },
+        collected: (sink: string, transaction: string | null, records: readonly unknown[]) => {
+          const i = collectIndex.get(`collect:${sink}`);
+          if (i === undefined) return;
+          if (transaction !== null) {
+            const key = `${sink}/${transaction}`;
+            if (transactions.has(key)) return;
+            transactions.add(key);
+          }
+          collected[i].push(...records);
+        },
+      };
+      const segment = inChild
+        ? childSegment(url, options, handlers)
+        : await inProcessSegment(url, options, handlers);
+      const end = await segment.done;
+      restarts += end.status === 'killed' ? segmentRestarts : end.restarts;
+      checkpoints += end.status === 'killed' ? segmentCheckpoints : end.checkpoints;
+      if (end.result) {
+        for (let i = 0; i < readers.length; i++) {
+          const read = readers[i].read;
+          if (read) collected[i].push(...(await read(end.result)));
+        }
+      }
+      if (stop === undefined) break;
+      if (stop.kind === 'sigkill') {
+        if (end.status !== 'killed') break;
+        fired.add(stop.attempt);
         timeline.push({
           atMs: at(),
-          kind: 'deployed',
-          attempt: base + e.attempt,
-          restoredFrom: e.restoredFrom,
+          kind: 'killed',
+          attempt: stop.attempt,
+          lastCheckpointId: lastCheckpoint,
         });
-      });
-      client.on('checkpoint', (c) => {
-        timeline.push({ atMs: at(), kind: 'checkpoint', checkpointId: c.checkpointId });
-        if (stop === undefined || stopping !== undefined || base + attempt !== stop.attempt) return;
-        if (++completedInAttempt < stop.afterCheckpoints) return;
-        // The job may end before the savepoint completes: then the stop did not happen.
-        stopping = client.stopWithSavepoint(join(tmp, `savepoint-${stop.attempt}`)).catch(() => undefined);
-      });
-      client.on('restarting', (e) => {
-        fired.add(base + e.attempt - 1);
-        const cause = (e.cause as { cause?: unknown }).cause;
-        const message = cause instanceof Error ? cause.message : e.cause.message;
-        timeline.push({ atMs: at(), kind: 'failure', attempt: base + e.attempt - 1, message });
-      });
-      const result = await client.done;
-      const savepoint = stopping === undefined ? undefined : await stopping;
-      restarts += result.restarts;
-      checkpoints += result.checkpoints.length;
-      for (let i = 0; i < readers.length; i++) {
-        const read = readers[i].read;
-        if (read) collected[i].push(...(await read(result)));
+        restoreFrom = 'latest';
+      } else {
+        if (end.status !== 'stopped' || end.savepoint === undefined) break;
+        fired.add(stop.attempt);
+        timeline.push({
+          atMs: at(),
+          kind: 'stopped',
+          attempt: stop.attempt,
+          checkpointId: end.savepoint.checkpointId,
+          parallelism: stop.parallelism,
+        });
+        restoreFrom = end.savepoint.path;
+        checkpointDir = join(tmp, `run-${run + 1}`);
       }
-      if (stop === undefined || result.status !== 'stopped' || savepoint === undefined) break;
-      fired.add(stop.attempt);
-      timeline.push({
-        atMs: at(),
-        kind: 'stopped',
-        attempt: stop.attempt,
-        checkpointId: savepoint.checkpointId,
-        parallelism: stop.parallelism,
-      });
-      restoreFrom = savepoint.path;
       parallelism = stop.parallelism;
       first = stop.attempt + 1;
     }
@@ -355,6 +446,60 @@ async function runWithFailures(
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+interface SegmentHandlers {
+  deployed(attempt: number, restoredFrom: number | undefined): void;
+  checkpoint(checkpointId: number): void;
+  restarting(attempt: number, message: string): void;
+  collected(sink: string, transaction: string | null, records: readonly unknown[]): void;
+}
+
+interface Segment {
+  /** Stop-with-savepoint into `dir`; null: SIGKILL (child segments only). */
+  stop(dir: string | null): void;
+  readonly done: Promise<SegmentEnd>;
+}
+
+async function inProcessSegment(url: string, options: JobOptions, on: SegmentHandlers): Promise<Segment> {
+  const client = await startJob(url, options);
+  client.on('deployed', (e) => on.deployed(e.attempt, e.restoredFrom));
+  client.on('checkpoint', (c) => on.checkpoint(c.checkpointId));
+  client.on('restarting', (e) => {
+    const cause = (e.cause as { cause?: unknown }).cause;
+    on.restarting(e.attempt, cause instanceof Error ? cause.message : e.cause.message);
+  });
+  let stopping: Promise<Savepoint | undefined> | undefined;
+  const done = (async (): Promise<SegmentEnd> => {
+    const result = await client.done;
+    // The job may end before the savepoint completes: then the stop did not happen.
+    const savepoint = stopping === undefined ? undefined : await stopping;
+    return {
+      status: result.status,
+      restarts: result.restarts,
+      checkpoints: result.checkpoints.length,
+      ...(savepoint ? { savepoint } : {}),
+      result,
+    };
+  })();
+  return {
+    stop: (dir) => {
+      if (dir === null) throw new Error('weir verify: SIGKILL needs a child segment');
+      stopping = client.stopWithSavepoint(dir).catch(() => undefined);
+    },
+    done,
+  };
+}
+
+function childSegment(url: string, options: JobOptions, on: SegmentHandlers): Segment {
+  const child = startChildRun(url, options, on);
+  return {
+    stop: (dir) => (dir === null ? child.kill() : child.stop(dir)),
+    done: child.done.then(
+      (end): SegmentEnd =>
+        end.status === 'killed' ? { status: 'killed', restarts: 0, checkpoints: 0 } : end,
+    ),
+  };
 }
 
 function failureTargets(plan: ExecutionPlan, result: JobResult): FailureTarget[] {
@@ -385,6 +530,21 @@ function hasMultipleInputs(plan: ExecutionPlan): boolean {
   return false;
 }
 
+/**
+ * Per-key sequences, with the `key` option under exactly-once, for `sinks.collect` only: its
+ * output is in commit order, each key's records in the order its subtask emitted them. (Files
+ * and logs are read back in an order of their own.)
+ */
+function sequenceDifference(
+  r: SinkReader,
+  reference: readonly unknown[],
+  actual: readonly unknown[],
+  o: ResolvedVerifyOptions,
+): SequenceDifference | undefined {
+  if (o.key === undefined || o.mode !== 'exactly-once' || r.type !== 'collect') return undefined;
+  return compareKeyedSequences(reference, actual, o.key);
+}
+
 export async function verifyJob(jobModule: string | URL, options: VerifyOptions = {}): Promise<VerifyReport> {
   const o = resolveVerifyOptions(options);
   const url = jobModuleUrl(jobModule);
@@ -407,8 +567,15 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     const b = again.outputs[i];
     if (a === undefined || b === undefined) return;
     const d = compareOutputs(a, b);
-    if (violates(d, 'exactly-once')) {
-      nondeterministic.push({ sink: r.sink, type: r.type, status: 'differs', difference: d });
+    const seq = sequenceDifference(r, a, b, o);
+    if (violates(d, 'exactly-once') || seq !== undefined) {
+      nondeterministic.push({
+        sink: r.sink,
+        type: r.type,
+        status: 'differs',
+        difference: d,
+        ...(seq ? { sequence: seq } : {}),
+      });
       for (const x of [...d.lost, ...d.duplicated, ...d.unexpected]) differing.push(x.record);
     }
   });
@@ -436,7 +603,14 @@ export async function verifyJob(jobModule: string | URL, options: VerifyOptions 
     const b = run.outputs[i];
     if (a === undefined || b === undefined) return { sink: r.sink, type: r.type, status: 'not-compared' };
     const d = compareOutputs(a, b);
-    return { sink: r.sink, type: r.type, status: violates(d, o.mode) ? 'differs' : 'ok', difference: d };
+    const seq = sequenceDifference(r, a, b, o);
+    return {
+      sink: r.sink,
+      type: r.type,
+      status: violates(d, o.mode) || seq !== undefined ? 'differs' : 'ok',
+      difference: d,
+      ...(seq ? { sequence: seq } : {}),
+    };
   });
   const names = new Map(plan.vertices.flatMap((v) => v.operators.map((op) => [op.uid, op.name] as const)));
   return {

@@ -8,6 +8,7 @@ import { type ReportBlock, renderHtmlReport } from '../report/html-report.js';
 import { formatTextTable } from '../report/text-table.js';
 import { isStopFailure } from './failure-schedule.js';
 import type { OutputDifference, RecordDifference } from './output-multiset.js';
+import type { SequenceDifference } from './output-sequence.js';
 import type { ReportedFailure, VerifyReport } from './verify-job.js';
 
 /** Exit code of `weir verify`: 0 pass, 1 output differs under failures, 3 non-deterministic job. */
@@ -18,12 +19,18 @@ export function verifyExitCode(report: VerifyReport): 0 | 1 | 3 {
 const show = (r: RecordDifference): string =>
   `${JSON.stringify(r.record)} (reference ${r.expected}×, this run ${r.actual}×)`;
 
-function differenceLines(d: OutputDifference): string[] {
+function differenceLines(d: OutputDifference, q?: SequenceDifference): string[] {
   return [
+    ...(q === undefined ? [] : [sequenceLine(q)]),
     ...d.lost.map((r) => `lost: ${show(r)}`),
     ...d.duplicated.map((r) => `duplicated: ${show(r)}`),
     ...d.unexpected.map((r) => `not in the reference (changed?): ${show(r)}`),
   ];
+}
+
+function sequenceLine(q: SequenceDifference): string {
+  const at = (v: unknown) => (v === undefined ? 'nothing (the sequence ended)' : JSON.stringify(v));
+  return `order: key ${JSON.stringify(q.key)} differs first at position ${q.position}: reference ${at(q.expected)}, this run ${at(q.actual)} (${q.keysDiffering} key(s) differ)`;
 }
 
 function sinkRows(report: VerifyReport): string[][] {
@@ -58,7 +65,7 @@ export function formatVerifySummary(report: VerifyReport): string {
     lines.push(formatTextTable(SINK_HEAD, sinkRows(report)), '');
     for (const s of report.sinks) {
       lines.push(`${s.sink}: first differing records`);
-      for (const l of differenceLines(s.difference!)) lines.push(`  ${l}`);
+      for (const l of differenceLines(s.difference!, s.sequence)) lines.push(`  ${l}`);
     }
     lines.push('', 'likely causes:');
     for (const c of report.likelyCauses) lines.push(`  - ${c.cause}: ${c.why}`);
@@ -78,7 +85,7 @@ export function formatVerifySummary(report: VerifyReport): string {
   for (const s of report.sinks) {
     if (s.status !== 'differs') continue;
     lines.push(`${s.sink}: first differing records`);
-    for (const l of differenceLines(s.difference!)) lines.push(`  ${l}`);
+    for (const l of differenceLines(s.difference!, s.sequence)) lines.push(`  ${l}`);
   }
   if (report.verdict === 'pass') {
     lines.push(
@@ -108,7 +115,7 @@ export function verifyReportHtml(report: VerifyReport): string {
   for (const s of report.sinks) {
     if (s.status !== 'differs') continue;
     blocks.push({ kind: 'heading', text: `${s.sink}: first differing records` });
-    blocks.push({ kind: 'list', items: differenceLines(s.difference!) });
+    blocks.push({ kind: 'list', items: differenceLines(s.difference!, s.sequence) });
   }
   if (report.verdict === 'non-deterministic') {
     blocks.push({ kind: 'heading', text: 'Likely causes' });
@@ -123,7 +130,9 @@ export function verifyReportHtml(report: VerifyReport): string {
           String(f.attempt),
           f.kind,
           isStopFailure(f)
-            ? `the job; resumed at parallelism ${f.parallelism}`
+            ? f.kind === 'sigkill'
+              ? 'the process running the job; a new one restores the latest checkpoint'
+              : `the job; resumed at parallelism ${f.parallelism}`
             : `${f.operator} subtask ${f.subtaskIndex}`,
           isStopFailure(f)
             ? `after ${f.afterCheckpoints} checkpoint(s) of the attempt`
@@ -145,7 +154,9 @@ export function verifyReportHtml(report: VerifyReport): string {
               ? `checkpoint ${e.checkpointId} completed`
               : e.kind === 'stopped'
                 ? `attempt ${e.attempt} stopped with savepoint ${e.checkpointId}; resuming at parallelism ${e.parallelism}`
-                : `attempt ${e.attempt} failed: ${e.message}`,
+                : e.kind === 'killed'
+                  ? `attempt ${e.attempt}: process SIGKILLed${e.lastCheckpointId === undefined ? ' before any checkpoint completed' : ` after checkpoint ${e.lastCheckpointId}`}; a new process restores the latest checkpoint`
+                  : `attempt ${e.attempt} failed: ${e.message}`,
         ]),
       },
     });
@@ -155,6 +166,9 @@ export function verifyReportHtml(report: VerifyReport): string {
 
 /** One line of the schedule: what fails, where and when, and why it may not have fired. */
 function describeFailure(f: ReportedFailure): string {
+  if (f.kind === 'sigkill') {
+    return `sigkill: SIGKILL the process running the job after ${f.afterCheckpoints} checkpoint(s) of the attempt, then restore the latest checkpoint in a new process${f.fired ? '' : ' (did not fire: the job ended first)'}`;
+  }
   if (isStopFailure(f)) {
     const what = f.kind === 'rescale' ? `resume at parallelism ${f.parallelism}` : 'resume';
     return `${f.kind}: stop with a savepoint after ${f.afterCheckpoints} checkpoint(s) of the attempt, then ${what}${f.fired ? '' : ' (did not fire: the job ended first)'}`;

@@ -32,7 +32,7 @@ describe('weir: help, version, usage errors', () => {
   });
 
   it('every command has --help, exit 0', async () => {
-    for (const command of ['run', 'checkpoints', 'bench', 'demo']) {
+    for (const command of ['run', 'checkpoints', 'cluster', 'bench', 'demo']) {
       const r = await weir([command, '--help']);
       expect(r.code, command).toBe(0);
       expect(r.stdout, command).toMatch(new RegExp(`usage:\\s+weir ${command}`));

@@ -18,9 +18,11 @@ import { example, fixture } from './helpers.js';
 
 /**
  * Runs `weir …`; a `--json` run that printed nothing on stdout (the process died before its
- * report: seen once on Node 24 in CI, cause not found yet) is logged with its stderr and exit
- * code, and run once more, so the failure is on record without failing what this file checks
- * (verify's verdicts). A second empty run fails the test.
+ * report: seen once on Node 24 in CI) is logged with its stderr and exit code, and run once more,
+ * so the failure is on record without failing what this file checks (verify's verdicts). A second
+ * empty run fails the test. Since verify prints a typed error (also as JSON) on every path it
+ * controls, including an event loop that empties before the report (before: exit 0, no output),
+ * an empty stdout now means the process was killed (signal in the logged exit) or node crashed.
  */
 async function weir(args: string[]): Promise<Awaited<ReturnType<typeof weirToEnd>>> {
   const r = await weirToEnd(args);
@@ -133,9 +135,35 @@ describe('weir verify', () => {
     );
   }, 60_000);
 
+  it.each([
+    ['throw', 'VerifyReadBackError', /could not read back what sink "sink: bad-read-back" committed/],
+    // Before: the event loop emptied while verify awaited, and node exited 0 with no output.
+    ['hang', 'VerifyIncompleteError', /ended before its report/],
+  ] as const)(
+    'never ends without output: a readCommitted() that %ss gives a typed error, as JSON with --json (exit 4)',
+    async (read, name, message) => {
+      const r = await weirToEnd([
+        'verify',
+        fixture('verify-bad-read-back.mjs'),
+        '--arg',
+        `read=${read}`,
+        '--json',
+      ]);
+      expect(r.code).toBe(4);
+      const out = JSON.parse(r.stdout) as { verdict: string; error: { name: string; message: string } };
+      expect(out.verdict).toBe('error');
+      expect(out.error.name).toBe(name);
+      expect(out.error.message).toMatch(message);
+      expect(r.stderr).toMatch(message);
+    },
+    60_000,
+  );
+
   it('rejects failure kinds it does not have with a usage error (exit 2)', async () => {
-    const r = await weir(['verify', fixture('verify-correct.mjs'), '--kinds', 'throw,sigkill']);
+    const r = await weir(['verify', fixture('verify-correct.mjs'), '--kinds', 'throw,oom']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/unknown failure kind "sigkill"; available: throw, exit, savepoint, rescale/);
+    expect(r.stderr).toMatch(
+      /unknown failure kind "oom"; available: throw, exit, savepoint, rescale, sigkill/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Cross-thread group commit (`src/log/thread-relay.ts`): worker threads' appends are committed by
- * the main thread's handle when it has the directory open, and by each thread itself otherwise.
+ * Cross-thread group commit (`src/log/thread-relay.ts`): every thread's appends are committed by
+ * one elected handle of the process (the main thread's when it opened the directory first, else a
+ * worker thread's), also when that committer closes, is terminated, or stalls mid-run.
  * Real worker threads, seeded interleavings; checked: every acknowledged append is read back at
  * exactly its acknowledged position, offsets are dense, nothing is lost or duplicated, each
  * appender's records keep their order, and which handle committed them.
@@ -18,24 +19,52 @@ const FIXTURE = new URL('./fixtures/log-relay-appender.mjs', import.meta.url);
 
 type Event = { thread: number; appender: number; seq: number };
 type Position = { appender: number; seq: number; partition: number; offset: number };
-type Message = { kind: 'ready' } | { kind: 'ack'; acked: number } | { kind: 'done'; positions: Position[] };
+type Done = { positions: Position[]; relayed: number };
+type Message =
+  | { kind: 'ready' }
+  | { kind: 'ack'; acked: number }
+  | { kind: 'stalled' }
+  | ({ kind: 'done' } & Done);
 
 interface Running {
   readonly ready: Promise<void>;
-  readonly done: Promise<Position[]>[];
+  readonly done: Promise<Done>[];
+  readonly workers: Worker[];
   readonly start: () => void;
-  readonly onAck: (listener: (total: number) => void) => void;
+  /** `listener(total, thread)` after each acknowledged append of any thread. */
+  readonly onAck: (listener: (total: number, thread: number) => void) => void;
 }
 
-function startThreads(dir: string, seed: number, cleanups: (() => unknown)[]): Running {
+interface ThreadOptions {
+  /** Start thread 0 alone and wait until it opened the log (it is then the committer). */
+  readonly firstAlone?: boolean;
+  /** Thread 0 blocks its event loop after this many acknowledged appends, until `stall[0]` is 1. */
+  readonly stall?: { readonly after: number; readonly buffer: SharedArrayBuffer };
+}
+
+async function startThreads(
+  dir: string,
+  seed: number,
+  cleanups: (() => unknown)[],
+  options: ThreadOptions = {},
+): Promise<Running> {
   const workers: Worker[] = [];
   const ready: Promise<void>[] = [];
-  const done: Promise<Position[]>[] = [];
-  const ackListeners: ((total: number) => void)[] = [];
+  const done: Promise<Done>[] = [];
+  const ackListeners: ((total: number, thread: number) => void)[] = [];
   let totalAcked = 0;
   for (let thread = 0; thread < THREADS; thread++) {
+    const stall = thread === 0 ? options.stall : undefined;
     const worker = new Worker(FIXTURE, {
-      workerData: { dir, thread, appenders: APPENDERS, count: COUNT, seed: seed + thread },
+      workerData: {
+        dir,
+        thread,
+        appenders: APPENDERS,
+        count: COUNT,
+        seed: seed + thread,
+        stall: stall?.buffer,
+        stallAfter: stall?.after,
+      },
     });
     cleanups.push(() => worker.terminate());
     workers.push(worker);
@@ -49,15 +78,17 @@ function startThreads(dir: string, seed: number, cleanups: (() => unknown)[]): R
           if (m.kind === 'ready') readyResolve();
           else if (m.kind === 'ack') {
             totalAcked++;
-            for (const l of ackListeners) l(totalAcked);
-          } else resolve(m.positions);
+            for (const l of ackListeners) l(totalAcked, thread);
+          } else if (m.kind === 'done') resolve({ positions: m.positions, relayed: m.relayed });
         });
       }),
     );
+    if (thread === 0 && options.firstAlone === true) await ready[0];
   }
   return {
     ready: Promise.all(ready).then(() => undefined),
     done,
+    workers,
     start: () => {
       for (const w of workers) w.postMessage('go');
     },
@@ -65,10 +96,15 @@ function startThreads(dir: string, seed: number, cleanups: (() => unknown)[]): R
   };
 }
 
-/** Every acknowledged position holds its record; dense offsets; order per appender; no extras. */
-function checkLog(topic: Topic<Event>, acked: Position[][], mainRecords: number): void {
+/**
+ * Every acknowledged position holds its record; dense offsets; order per appender; no extras.
+ * `acked[thread] === null`: that thread was terminated; its records must be a gap-free prefix of
+ * each of its appenders' sequences (checked with the order), not all of them.
+ */
+function checkLog(topic: Topic<Event>, acked: (Position[] | null)[], mainRecords: number): void {
   const all = new Map<string, Event>();
   let total = 0;
+  let partial = 0;
   for (let p = 0; p < PARTITIONS; p++) {
     const records = topic.read(p, 0, 1_000_000);
     expect(records.map((r) => r.offset)).toEqual(Array.from({ length: topic.endOffset(p) }, (_, i) => i));
@@ -79,13 +115,17 @@ function checkLog(topic: Topic<Event>, acked: Position[][], mainRecords: number)
       const appender = `${value.thread}/${value.appender}`;
       expect(value.seq).toBe((lastSeq.get(appender) ?? -1) + 1);
       lastSeq.set(appender, value.seq);
+      if (acked[value.thread] === null) partial++;
     }
     total += records.length;
   }
-  expect(total).toBe(THREADS * APPENDERS * COUNT + mainRecords);
+  const full = acked.filter((a) => a !== null).length;
+  expect(total).toBe(full * APPENDERS * COUNT + partial + mainRecords);
   for (let thread = 0; thread < THREADS; thread++) {
-    expect(acked[thread]).toHaveLength(APPENDERS * COUNT);
-    for (const { appender, seq, partition, offset } of acked[thread]) {
+    const positions = acked[thread];
+    if (positions === null) continue;
+    expect(positions).toHaveLength(APPENDERS * COUNT);
+    for (const { appender, seq, partition, offset } of positions) {
       expect(all.get(`${partition}:${offset}`)).toEqual({ thread, appender, seq });
     }
   }
@@ -107,7 +147,7 @@ describe('cross-thread group commit', () => {
 
   it('commits every worker thread append on the main thread handle, beside its own', async () => {
     const { dir, log, topic } = openMain('relay');
-    const running = startThreads(dir, 0x51ed, cleanups);
+    const running = await startThreads(dir, 0x51ed, cleanups);
     await running.ready;
     running.start();
     // The main thread appends too, one record per worker acknowledgement, into the same groups.
@@ -116,31 +156,39 @@ describe('cross-thread group commit', () => {
       if (n % 10 === 0)
         mine.push(topic.append([{ thread: -1, appender: 0, seq: n }], { partition: n % PARTITIONS }));
     });
-    const acked = await Promise.all(running.done);
+    const done = await Promise.all(running.done);
     await Promise.all(mine);
     expect(log.relayedOperations()).toBe(THREADS * APPENDERS * COUNT);
-    checkLog(topic, acked, mine.length);
+    checkLog(
+      topic,
+      done.map((d) => d.positions),
+      mine.length,
+    );
   });
 
   it('loses and duplicates nothing when the main thread handle closes mid-run', async () => {
     const { dir, log } = openMain('relay-close');
-    const running = startThreads(dir, 0xc105e, cleanups);
+    const running = await startThreads(dir, 0xc105e, cleanups);
     await running.ready;
     let closed: Promise<void> | undefined;
     // Close once a seeded share of the appends was acknowledged: requests in flight then are
-    // either taken (and answered) or handed back to their thread.
+    // either taken (and answered) or handed back to their thread, and a worker takes the role.
     running.onAck((n) => {
       if (n === 97 && closed === undefined) closed = log.close();
     });
     running.start();
-    const acked = await Promise.all(running.done);
+    const done = await Promise.all(running.done);
     await closed;
     const relayed = log.relayedOperations();
     expect(relayed).toBeGreaterThan(0);
     expect(relayed).toBeLessThan(THREADS * APPENDERS * COUNT);
     const reader = openLog(dir);
     cleanups.push(() => reader.close());
-    checkLog(reader.topic<Event>('events'), acked, 0);
+    checkLog(
+      reader.topic<Event>('events'),
+      done.map((d) => d.positions),
+      0,
+    );
   });
 
   it('a second main-thread handle hands its appends to the first', async () => {
@@ -171,16 +219,84 @@ describe('cross-thread group commit', () => {
     }
   });
 
-  it('without a main thread handle, each thread commits its own appends', async () => {
+  it('without a main thread handle, the first worker thread commits for the others', async () => {
     const { dir, log } = openMain('relay-none');
     await log.close();
-    const running = startThreads(dir, 0xbeef, cleanups);
+    const running = await startThreads(dir, 0xbeef, cleanups, { firstAlone: true });
     await running.ready;
     running.start();
-    const acked = await Promise.all(running.done);
+    const done = await Promise.all(running.done);
+    // Thread 0 opened first: it committed every other thread's appends (it closes last or, if it
+    // closes first, a later thread takes the role for what is left).
+    expect(done[0].relayed).toBeGreaterThan(0);
+    expect(done.reduce((sum, d) => sum + d.relayed, 0)).toBeLessThanOrEqual(
+      (THREADS - 1) * APPENDERS * COUNT + APPENDERS * COUNT,
+    );
     const reader = openLog(dir);
     cleanups.push(() => reader.close());
     expect(reader.relayedOperations()).toBe(0);
-    checkLog(reader.topic<Event>('events'), acked, 0);
+    checkLog(
+      reader.topic<Event>('events'),
+      done.map((d) => d.positions),
+      0,
+    );
+  });
+
+  it('a worker committer terminated mid-run: its followers take over, nothing lost or doubled', async () => {
+    const { dir, log } = openMain('relay-terminated');
+    await log.close();
+    const running = await startThreads(dir, 0x7e4a, cleanups, { firstAlone: true });
+    await running.ready;
+    let terminated: Promise<number> | undefined;
+    // Terminate the committer (thread 0) once the others had a seeded share acknowledged: their
+    // requests then in flight were committed and not answered, or not committed at all.
+    let others = 0;
+    running.onAck((_, thread) => {
+      if (thread !== 0 && ++others === 41 && terminated === undefined) {
+        terminated = running.workers[0].terminate();
+      }
+    });
+    running.start();
+    const [, ...rest] = running.done;
+    void running.done[0].catch(() => undefined);
+    const done = await Promise.all(rest);
+    await terminated;
+    const reader = openLog(dir);
+    cleanups.push(() => reader.close());
+    checkLog(reader.topic<Event>('events'), [null, ...done.map((d) => d.positions)], 0);
+  });
+
+  it('a stalled worker committer is fenced: followers go on, its late groups commit nothing twice', async () => {
+    const { dir, log } = openMain('relay-stalled');
+    await log.close();
+    const stall = new SharedArrayBuffer(4);
+    const running = await startThreads(dir, 0x57a11, cleanups, {
+      firstAlone: true,
+      stall: { after: 9, buffer: stall },
+    });
+    await running.ready;
+    // Thread 0 (the committer) blocks its event loop after its 9th acknowledged append. Release it
+    // once the others got 60 more appends acknowledged: only a take-over can have committed them.
+    let stalled = false;
+    let afterStall = 0;
+    running.workers[0].on('message', (m: Message) => {
+      if (m.kind === 'stalled') stalled = true;
+    });
+    running.onAck((_, thread) => {
+      if (stalled && thread !== 0 && ++afterStall === 60) {
+        Atomics.store(new Int32Array(stall), 0, 1);
+        Atomics.notify(new Int32Array(stall), 0);
+      }
+    });
+    running.start();
+    const done = await Promise.all(running.done);
+    expect(afterStall).toBeGreaterThanOrEqual(60);
+    const reader = openLog(dir);
+    cleanups.push(() => reader.close());
+    checkLog(
+      reader.topic<Event>('events'),
+      done.map((d) => d.positions),
+      0,
+    );
   });
 });

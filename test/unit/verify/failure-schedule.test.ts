@@ -54,18 +54,18 @@ describe('planFailures', () => {
     expect(planFailures({ seed: 1, count: 2, kinds: ['throw'], targets: [targets[2]] })).toEqual([]);
   });
 
-  it('stop failures: 1-3 checkpoints into their attempt; savepoint keeps the parallelism, rescale changes it by one', () => {
-    const seen = { savepoint: 0, rescale: 0, down: 0 };
+  it('stop failures: 1-3 checkpoints into their attempt; savepoint and sigkill keep the parallelism, rescale changes it by one', () => {
+    const seen = { savepoint: 0, rescale: 0, sigkill: 0, down: 0 };
     for (let seed = 0; seed < 200; seed++) {
       const faults = planFailures({
         seed,
         count: 4,
-        kinds: ['savepoint', 'rescale'],
+        kinds: ['savepoint', 'rescale', 'sigkill'],
         targets,
         parallelism: 2,
       });
       expect(faults).toEqual(
-        planFailures({ seed, count: 4, kinds: ['savepoint', 'rescale'], targets, parallelism: 2 }),
+        planFailures({ seed, count: 4, kinds: ['savepoint', 'rescale', 'sigkill'], targets, parallelism: 2 }),
       );
       let p = 2;
       for (const [i, f] of faults.entries()) {
@@ -74,7 +74,7 @@ describe('planFailures', () => {
         expect(isStopFailure(stop)).toBe(true);
         expect(stop.afterCheckpoints).toBeGreaterThanOrEqual(1);
         expect(stop.afterCheckpoints).toBeLessThanOrEqual(3);
-        if (stop.kind === 'savepoint') expect(stop.parallelism).toBe(p);
+        if (stop.kind !== 'rescale') expect(stop.parallelism).toBe(p);
         else {
           expect(Math.abs(stop.parallelism - p)).toBe(1);
           expect(stop.parallelism).toBeGreaterThanOrEqual(1);
@@ -86,6 +86,7 @@ describe('planFailures', () => {
     }
     expect(seen.savepoint).toBeGreaterThan(0);
     expect(seen.rescale).toBeGreaterThan(0);
+    expect(seen.sigkill).toBeGreaterThan(0);
     expect(seen.down).toBeGreaterThan(0);
   });
 
