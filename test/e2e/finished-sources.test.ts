@@ -93,8 +93,8 @@ describe('checkpoints after source subtasks finished (one file, parallelism 3)',
   });
 
   it('restored in a new process at parallelism 2 from a checkpoint taken after sources finished: exact output', async () => {
-    const out = join(root, `out-${runs++}`);
-    const dir = join(root, `checkpoints-${runs}`);
+    const out = join(root, `out-${runs}`);
+    const dir = join(root, `checkpoints-${runs++}`);
     const args = { input, out, total: String(TOTAL), rate: '6000', at: '0.5' };
     const first = await startJob(fixture('finished-sources.mjs'), {
       parallelism: 3,
