@@ -868,11 +868,16 @@ export class VerifyUnsupportedSinkError extends WeirError {
   constructor(
     readonly sink: string,
     readonly sinkType: string,
+    /** Why this sink, which can be read back, still cannot be compared (e.g. an upsert sink). */
+    readonly reason?: string,
   ) {
     super(
-      `weir verify cannot read back the output of sink "${sink}" (type ${sinkType}): supported are ` +
-        'sinks.collect, sinks.file (jsonl, csv), sinks.log, and sinks.custom with readCommitted(); ' +
-        'sinks.stdout and sinks.discard are skipped',
+      reason !== undefined
+        ? `weir verify cannot compare the output of sink "${sink}" (type ${sinkType}): ${reason}`
+        : `weir verify cannot read back the output of sink "${sink}" (type ${sinkType}): supported are ` +
+            'sinks.collect, sinks.file (jsonl, csv), sinks.log, sinks.postgres (append mode), ' +
+            'sinks.jetstream, sinks.redisStream, and sinks.custom with readCommitted(); ' +
+            'sinks.stdout and sinks.discard are skipped',
     );
   }
 }
@@ -884,7 +889,8 @@ export class VerifyNothingToCompareError extends WeirError {
   constructor(readonly sinks: readonly string[]) {
     super(
       `weir verify has no output to compare: the job's sinks (${sinks.join(', ') || 'none'}) keep nothing ` +
-        'it can read back; sink to sinks.collect, sinks.file, sinks.log or a sinks.custom with readCommitted()',
+        'it can read back; sink to sinks.collect, sinks.file, sinks.log, sinks.postgres, sinks.jetstream, ' +
+        'sinks.redisStream or a sinks.custom with readCommitted()',
     );
   }
 }

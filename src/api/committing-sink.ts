@@ -191,6 +191,13 @@ export interface CommittingSink<T, C = unknown> {
   readonly commitRetry: Readonly<Required<CommitRetryOptions>>;
   /** See {@link CommittingSinkOptions.readCommitted}. */
   readCommitted?(): readonly unknown[] | Promise<readonly unknown[]>;
+  /**
+   * What `readCommitted()` returns: `appended` (default) every record committed so far, so a
+   * run's output is the difference before/after it; `latest-per-key` the latest record per key
+   * (an upsert sink), where a run that rewrites the same values leaves no difference: `weir
+   * verify` refuses such a sink (see VerifyUnsupportedSinkError).
+   */
+  readonly committedOutput?: 'appended' | 'latest-per-key';
 }
 
 /** Whether `sink` is a two-phase-commit sink built with `sinks.custom` (vs. a legacy writer sink). */

@@ -112,7 +112,55 @@ export function jetstreamSink<T = unknown>(
       };
     },
   });
-  return { ...sink, type: 'jetstream' };
+  return {
+    ...sink,
+    type: 'jetstream',
+    // Read-back needs to know the subject: a function of the record has none to filter on.
+    ...(typeof subject === 'string'
+      ? { readCommitted: () => readCommittedMessages(servers, subject, format) }
+      : {}),
+  };
+}
+
+/**
+ * Every message the stream that captures `subject` holds on that subject, decoded as the sink
+ * encoded it, in stream order. For `weir verify` (main thread, after a run): an ordered consumer
+ * filtered on the subject reads until nothing is pending. A subject that no stream captures, or a
+ * server that does not answer, throws a JetStreamSinkError. Cost: the whole subject, O(messages).
+ */
+async function readCommittedMessages(
+  servers: readonly string[],
+  subject: string,
+  format: JetStreamFormat,
+): Promise<unknown[]> {
+  const { transport, jetstream } = await loadNats();
+  let nc: NatsConnection;
+  try {
+    nc = await transport.connect({ servers: [...servers], name: `weir:jetstream-sink:read:${subject}` });
+  } catch (error) {
+    throw publishError(subject, 'connecting to read back', error);
+  }
+  try {
+    const jsm = await jetstream.jetstreamManager(nc);
+    const stream = await jsm.streams.find(subject);
+    const consumer = await jsm.jetstream().consumers.get(stream, {
+      // A string: sent as `filter_subject`, which servers before 2.10 understand too.
+      filter_subjects: subject,
+    });
+    const out: unknown[] = [];
+    if ((await consumer.info()).num_pending === 0) return out;
+    const messages = await consumer.consume();
+    for await (const m of messages) {
+      out.push(format === 'json' ? m.json() : format === 'string' ? m.string() : m.data);
+      if (m.info.pending === 0) break;
+    }
+    await messages.close();
+    return out;
+  } catch (error) {
+    throw publishError(subject, 'reading back the committed messages', error);
+  } finally {
+    await nc.close();
+  }
 }
 
 function encoder(format: JetStreamFormat): (record: unknown) => Uint8Array {

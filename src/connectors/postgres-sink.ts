@@ -191,7 +191,40 @@ export function postgres<T extends Record<string, unknown>>(
       };
     },
   });
-  return { ...sink, type: 'postgres' };
+  const readColumns = columns ?? (o.createTable ? Object.keys(o.createTable) : undefined);
+  return {
+    ...sink,
+    type: 'postgres',
+    readCommitted: () => readCommittedRows(o.connection, o.table, table, readColumns),
+    ...(upsertKey ? { committedOutput: 'latest-per-key' as const } : {}),
+  };
+}
+
+/**
+ * Every row of the table (`SELECT <columns> FROM <table>`, `*` when the columns are neither
+ * configured nor given by `createTable`), as objects of the selected columns, in no order. For
+ * `weir verify` (main thread, after a run). In upsert mode these are the latest rows per key.
+ * Values come back as the driver parses them (bigint and numeric as strings, timestamps as
+ * Dates). A missing table has no rows; any other failure (database down) throws a PostgresSinkError.
+ */
+async function readCommittedRows(
+  connection: string | pg.ClientConfig,
+  name: string,
+  quoted: string,
+  columns: readonly string[] | undefined,
+): Promise<unknown[]> {
+  const pool = await newPool(connection, name);
+  try {
+    const cols = columns ? columns.map(quoteName).join(', ') : '*';
+    const r = await pool.query<Record<string, unknown>>(`SELECT ${cols} FROM ${quoted}`);
+    return r.rows;
+  } catch (error) {
+    // Like a file sink's missing directory: no table yet (the sink creates it), nothing committed.
+    if (pgCode(error) === '42P01') return [];
+    throw sinkError(name, 'reading back the committed rows', error);
+  } finally {
+    await pool.end();
+  }
 }
 
 /** `a.b` -> `"a"."b"`, with embedded quotes doubled. */

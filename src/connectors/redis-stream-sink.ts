@@ -112,7 +112,36 @@ export function redisStreamSink<T = unknown>(
       };
     },
   });
-  return { ...sink, type: 'redisStream' };
+  return { ...sink, type: 'redisStream', readCommitted: () => readCommittedEntries(o.url, stream) };
+}
+
+/**
+ * Every entry of the stream (XRANGE, pages of {@link CHUNK}), its `data` field parsed as JSON, in
+ * stream order; a missing stream has none. For `weir verify` (main thread, after a run). A read
+ * that fails throws a RedisStreamError. Cost: the whole stream, O(entries).
+ */
+async function readCommittedEntries(url: string, stream: string): Promise<unknown[]> {
+  const redis = await connectRedis(url);
+  try {
+    const out: unknown[] = [];
+    let from = '-';
+    for (;;) {
+      const page = await redis.xrange(stream, from, '+', 'COUNT', CHUNK);
+      for (const [, fields] of page) {
+        const i = fields.indexOf('data');
+        if (i < 0 || i % 2 !== 0) throw new Error(`entry without a data field: ${JSON.stringify(fields)}`);
+        out.push(JSON.parse(fields[i + 1]));
+      }
+      if (page.length < CHUNK) return out;
+      from = `(${page[page.length - 1][0]}`;
+    }
+  } catch (error) {
+    throw new RedisStreamError(stream, `reading back the committed entries: ${(error as Error).message}`, {
+      cause: error,
+    });
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
 }
 
 /** A client that fails commands at once while disconnected (the committer's retries decide). */

@@ -9,7 +9,8 @@
  * its runs, is compared with the reference as multisets.
  *
  * A sink's output of one run: `sinks.collect` from `JobResult.sinks`; every sink with
- * `readCommitted()` (`sinks.file`, `sinks.log`, `sinks.custom({ readCommitted })`) read before
+ * `readCommitted()` (`sinks.file`, `sinks.log`, `sinks.postgres` in append mode, `sinks.jetstream`,
+ * `sinks.redisStream`, `sinks.custom({ readCommitted })`) read before
  * and after the run, the difference being the run's (outputs only grow, so earlier runs in the
  * same directory do not disturb it). Other sinks are refused with a VerifyUnsupportedSinkError
  * before anything runs; `sinks.stdout` and `sinks.discard` are listed as not compared.
@@ -225,6 +226,15 @@ function sinkReaders(plan: ExecutionPlan): SinkReader[] {
         });
       } else if (isCommittingSink(sink) && typeof sink.readCommitted === 'function') {
         const name = op.name;
+        if (sink.committedOutput === 'latest-per-key') {
+          throw new VerifyUnsupportedSinkError(
+            name,
+            type,
+            'it keeps the latest record per key (upsert), so a run that writes the same values again ' +
+              "leaves no trace of its own and verify cannot tell one run's output from another's; " +
+              'verify the job with the sink in append mode (no upsertKey) instead',
+          );
+        }
         const readAll = async (): Promise<readonly unknown[]> => {
           try {
             return await sink.readCommitted!();
