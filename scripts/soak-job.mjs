@@ -1,8 +1,11 @@
-// The soak job: a keyed running sum and count over a rate-limited sequence, with a schedule of
-// injected failures (args.failures: JSON list of { attempt, subtask, kind, at }): in attempt
-// `attempt`, subtask `subtask` of the map fails once it has seen `at` (fraction) of its share of
-// the input — `throw` in user code, `exit` (process.exit in the worker), or `snapshot` (a throw in
-// the sink's pre-commit, i.e. while a snapshot is being taken).
+// The soak job: a keyed running sum and count over a rate-limited sequence, written to a collect
+// sink ('sums') and, with args.out, to a transactional file sink in that directory.
+//
+// `weir verify` (scripts/soak.mjs) injects its own failures into it (throw, exit, savepoint,
+// rescale, sigkill). What verify cannot inject is a failure while a snapshot is taken: with
+// args.failures (JSON list of { attempt, subtask, at }), subtask `subtask` of the collect sink
+// throws in its pre-commit in attempt `attempt` once it has written `at` (fraction) of its share
+// of the input. soak.mjs runs that schedule itself, without verify, and checks the output.
 import { defineJob, sinks, sources } from 'weir';
 
 export default defineJob((env, args) => {
@@ -10,15 +13,14 @@ export default defineJob((env, args) => {
   const keys = Number(args.keys ?? 10);
   const failures = JSON.parse(args.failures ?? '[]');
   const sink = sinks.collect('sums');
-  let seen = 0;
-  const pick = (ctx, kind) =>
-    failures.find((f) => f.attempt === ctx.attempt && f.subtask % ctx.parallelism === ctx.subtaskIndex && f.kind === kind);
+  const pick = (ctx) =>
+    failures.find((f) => f.attempt === ctx.attempt && f.subtask % ctx.parallelism === ctx.subtaskIndex);
   const snapshotFailing = {
     type: 'soak-sink',
     name: sink.name,
     createWriter(ctx) {
       const w = sink.createWriter(ctx);
-      const f = pick(ctx, 'snapshot');
+      const f = pick(ctx);
       let written = 0;
       return {
         ...w,
@@ -35,20 +37,10 @@ export default defineJob((env, args) => {
       };
     },
   };
-  env
+  const sums = env
     .fromSource(sources.sequence({ from: 0, to: n, ratePerSec: Number(args.rate ?? 5000) }), 'numbers')
-    .map((x, ctx) => {
-      seen++;
-      for (const kind of ['throw', 'exit']) {
-        const f = pick(ctx, kind);
-        if (f && seen === Math.max(1, Math.floor((f.at * n) / ctx.parallelism))) {
-          if (kind === 'exit') process.exit(1);
-          throw new Error(`injected failure at ${x}`);
-        }
-      }
-      return { key: x % keys, value: x };
-    })
-    .name('maybe fail')
+    .map((x) => ({ key: x % keys, value: x }))
+    .name('to record')
     .keyBy((r) => r.key)
     .process((r, ctx, out) => {
       const sum = ctx.state.value('sum');
@@ -58,5 +50,7 @@ export default defineJob((env, args) => {
       out.collect({ key: ctx.key, sum: sum.value(), count: count.value() });
     })
     .name('running sum')
-    .sinkTo(snapshotFailing);
+    .uid('running-sum');
+  sums.sinkTo(failures.length > 0 ? snapshotFailing : sink);
+  if (args.out) sums.sinkTo(sinks.file({ dir: args.out, format: 'jsonl' }));
 });
