@@ -1,5 +1,10 @@
 // The soak job: a keyed running sum and count over a rate-limited sequence, written to a collect
-// sink ('sums') and, with args.out, to a transactional file sink in that directory.
+// sink ('sums') and, with args.out, to a transactional file sink in that directory. The source
+// and the map run at parallelism 1, so that every running-sum subtask reads one channel and the
+// output is deterministic at any job parallelism (several source subtasks would interleave
+// differently in every run, and verify would rightly call the running sums non-deterministic).
+// args.stateless=1 writes the records themselves instead of running sums: under at-least-once a
+// replayed record may be counted twice in state, so only a stateless job can pass verify then.
 //
 // `weir verify` (scripts/soak.mjs) injects its own failures into it (throw, exit, savepoint,
 // rescale, sigkill). What verify cannot inject is a failure while a snapshot is taken: with
@@ -37,10 +42,13 @@ export default defineJob((env, args) => {
       };
     },
   };
-  const sums = env
+  const records = env
     .fromSource(sources.sequence({ from: 0, to: n, ratePerSec: Number(args.rate ?? 5000) }), 'numbers')
+    .setParallelism(1)
     .map((x) => ({ key: x % keys, value: x }))
     .name('to record')
+    .setParallelism(1);
+  const sums = args.stateless === '1' ? records.map((r) => ({ ...r })).name('copy') : records
     .keyBy((r) => r.key)
     .process((r, ctx, out) => {
       const sum = ctx.state.value('sum');
