@@ -1,7 +1,7 @@
 // `weir verify` on jobs that write to the service sinks (PostgreSQL, Redis stream, JetStream): it
 // reads back what each sink committed (`readCommitted()`) before and after every run. A correct
 // job passes with its failures fired and the whole output compared; a job keeping its sums in a
-// plain variable is caught from the rows PostgreSQL holds (changed rows after a SIGKILL and
+// plain variable is caught from what each service holds (changed records after a SIGKILL and
 // restore), naming the sink; an upsert-mode sink is refused by name; a database that cannot be
 // read is a VerifyReadBackError. Every table and stream has a unique name and is dropped at the
 // end. The tests wait on verifyJob only.
@@ -54,6 +54,23 @@ function table(name: string): string {
   return t;
 }
 
+/** Fixture args for a sink of `type` with a new unique table, stream or subject (cleaned up after). */
+async function sinkArgs(
+  type: 'postgres' | 'redisStream' | 'jetstream',
+  name: string,
+): Promise<Record<string, string>> {
+  if (type === 'postgres') return { sink: 'postgres', table: table(name) };
+  if (type === 'redisStream') {
+    const stream = `verify-redis-${name}-${suffix}`;
+    streams.push(stream);
+    return { sink: 'redis', url: REDIS, stream };
+  }
+  const stream = `verify_js_${name}_${suffix}`;
+  natsStreams.push(stream);
+  await (await jetstreamManager(nc)).streams.add({ name: stream, subjects: [`${stream}.>`] });
+  return { sink: 'jetstream', servers: NATS, subject: `${stream}.sums` };
+}
+
 /** The sink's verdict; the report must name exactly that one sink. */
 function onlySink(report: VerifyReport) {
   expect(report.sinks).toHaveLength(1);
@@ -79,23 +96,32 @@ describe('weir verify: service sinks read back', () => {
     expect(Number((await db.query(`SELECT count(*) AS n FROM ${t}`)).rows[0].n)).toBe(9000);
   }, 300_000);
 
-  it('catches state in a plain variable from the rows PostgreSQL committed (SIGKILL and restore)', async () => {
-    // Seed 11: the kill comes after the attempt's second checkpoint (see verify-sigkill.test.ts).
-    const report = await verifyJob(fixture('verify-services.mjs'), {
-      args: { sink: 'postgres', table: table('plain'), plain: '1' },
-      kinds: ['sigkill'],
-      failures: 1,
-      seed: 11,
-    });
-    expect(report.verdict).toBe('fail');
-    if (report.verdict === 'non-deterministic') throw new Error('unreachable');
-    expect(report.failures[0]).toMatchObject({ kind: 'sigkill', fired: true });
-    const sink = onlySink(report);
-    expect(sink).toMatchObject({ type: 'postgres', status: 'differs' });
-    expect(sink.sink).toMatch(/postgres/);
-    expect(sink.difference!.unexpectedCount).toBeGreaterThan(0);
-    expect(sink.difference!.lostCount).toBeGreaterThan(0);
-  }, 300_000);
+  it.each([
+    ['sinks.postgres', 'postgres'],
+    ['sinks.redisStream', 'redisStream'],
+    ['sinks.jetstream', 'jetstream'],
+  ] as const)(
+    'catches state in a plain variable from what %s committed (SIGKILL and restore)',
+    async (_, type) => {
+      // Seed 11: the kill comes after the attempt's second checkpoint (see verify-sigkill.test.ts).
+      const report = await verifyJob(fixture('verify-services.mjs'), {
+        args: { ...(await sinkArgs(type, 'plain')), plain: '1' },
+        kinds: ['sigkill'],
+        failures: 1,
+        seed: 11,
+      });
+      expect(report.verdict).toBe('fail');
+      if (report.verdict === 'non-deterministic') throw new Error('unreachable');
+      expect(report.failures[0]).toMatchObject({ kind: 'sigkill', fired: true });
+      const sink = onlySink(report);
+      expect(sink).toMatchObject({ type, status: 'differs' });
+      expect(sink.sink).toMatch(new RegExp(type === 'redisStream' ? 'redis' : type, 'i'));
+      // Sums restarted from 0 after the restore: values the reference never had, in place of its own.
+      expect(sink.difference!.unexpectedCount).toBeGreaterThan(0);
+      expect(sink.difference!.lostCount).toBeGreaterThan(0);
+    },
+    300_000,
+  );
 
   it('refuses an upsert-mode sinks.postgres by name before running anything', async () => {
     const t = table('upsert');
