@@ -18,7 +18,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
-import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
 import { assignToKeyGroup } from '../../src/state/key-groups.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
 

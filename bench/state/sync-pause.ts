@@ -19,9 +19,9 @@ import * as os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyValue } from '../../src/state/copy-value.js';
-import { HeapKeyedStateBackend } from '../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
 import type { KeyedStateBackend } from '../../src/state/keyed-state-backend.js';
-import { LmdbKeyedStateBackend } from '../../src/state/lmdb-keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../../src/state/lmdb/lmdb-keyed-state-backend.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
 import { commandLine, type SuiteReport } from '../harness/suite-report.js';
 

@@ -33,7 +33,7 @@ import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../protocol/task-deployment.js';
-import { createStateDir, removeStateDir } from '../state/lmdb-state-dir.js';
+import { createStateDir, removeStateDir } from '../state/lmdb/lmdb-state-dir.js';
 import { JobCheckpointing } from './job-checkpointing.js';
 import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';

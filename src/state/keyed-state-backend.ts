@@ -6,7 +6,7 @@
  */
 
 import type { KeyedStateStore } from '../api/functions.js';
-import type { SerializedKeyedState, SnapshotMode } from './heap-keyed-state-snapshot.js';
+import type { SerializedKeyedState, SnapshotMode } from './heap/heap-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from './key-group-chunk.js';
 import type { KeyGroupRange } from './key-groups.js';
 

@@ -6,7 +6,7 @@
  */
 
 import { copyValue } from './copy-value.js';
-import { MapStateValue } from './map-state-value.js';
+import { MapStateValue } from './handles/map-state-value.js';
 import type { StateEntry, StateKind } from './state-entry.js';
 
 export class StateTable {

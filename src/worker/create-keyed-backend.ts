@@ -12,12 +12,12 @@
 
 import type { JobVertex } from '../graph/execution-plan.js';
 import type { TaskDeployment } from '../protocol/task-deployment.js';
-import { HeapKeyedStateBackend } from '../state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../state/heap/heap-keyed-state-backend.js';
 import { IncrementalChain } from '../state/incremental-chain.js';
 import type { KeyGroupChunk } from '../state/key-group-chunk.js';
 import { keyGroupRangeFor } from '../state/key-groups.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
-import { LmdbKeyedStateBackend } from '../state/lmdb-keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../state/lmdb/lmdb-keyed-state-backend.js';
 import type { KeyedBackend } from './operators/keyed-backend.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
 

@@ -1,9 +1,9 @@
 /** The keyed state backends under test, behind one factory shape, so tests run against each. */
 
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 import { assignToKeyGroup, type KeyGroupRange } from '../../../src/state/key-groups.js';
 import type { KeyedStateBackend } from '../../../src/state/keyed-state-backend.js';
-import { LmdbKeyedStateBackend } from '../../../src/state/lmdb-keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../../../src/state/lmdb/lmdb-keyed-state-backend.js';
 
 export interface BackendOptions {
   readonly maxParallelism: number;

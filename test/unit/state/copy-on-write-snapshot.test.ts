@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
-import type { HeapKeyedStateSnapshot } from '../../../src/state/heap-keyed-state-snapshot.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
+import type { HeapKeyedStateSnapshot } from '../../../src/state/heap/heap-keyed-state-snapshot.js';
 import { countSum, dumpBackend, reduceSum, type Schema } from './state-test-helpers.js';
 
 const RANGE = { start: 0, end: 31 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptStateError, KeyGroupCorruptError } from '../../../src/errors.js';
 import { crc32, crc32Implementation, crc32Table } from '../../../src/state/crc32.js';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 
 async function serialized() {
   const b = new HeapKeyedStateBackend({ maxParallelism: 8, keyGroupRange: { start: 0, end: 7 } });

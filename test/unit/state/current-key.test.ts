@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeyGroupOutOfRangeError } from '../../../src/errors.js';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 import { assignToKeyGroup, keyGroupRangeFor } from '../../../src/state/key-groups.js';
 
 describe('HeapKeyedStateBackend.setCurrentKey', () => {

@@ -4,7 +4,7 @@
  * access — insert, clear, TTL expiry, a key switch and back, and a restore that replaces the tables.
  */
 import { describe, expect, it } from 'vitest';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 
 const range = { start: 0, end: 127 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 import { concatChunks, dumpBackend, type Schema } from './state-test-helpers.js';
 
 const MAX_P = 32;

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
 import { internalKeyOf } from '../../../src/state/internal-key.js';
-import { encodeStateKey, groupPrefix, stateIdOf, statePrefix } from '../../../src/state/lmdb-key-codec.js';
+import {
+  encodeStateKey,
+  groupPrefix,
+  stateIdOf,
+  statePrefix,
+} from '../../../src/state/lmdb/lmdb-key-codec.js';
 
 const enc = (key: unknown, kg = 3, id = 2) => encodeStateKey(kg, id, internalKeyOf(key), 1978, 's');
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
-import { LmdbKeyedStateBackend } from '../../../src/state/lmdb-keyed-state-backend.js';
+import { LmdbKeyedStateBackend } from '../../../src/state/lmdb/lmdb-keyed-state-backend.js';
 
 const RANGE = { start: 0, end: 15 };
 const parents: string[] = [];

@@ -7,7 +7,7 @@ import {
   isOwnerAlive,
   type ProcessProbe,
   reclaimDeadStateDirs,
-} from '../../../src/state/lmdb-state-dir.js';
+} from '../../../src/state/lmdb/lmdb-state-dir.js';
 
 const probe = (alive: Record<number, string | null>): ProcessProbe => ({
   exists: (pid) => pid in alive,

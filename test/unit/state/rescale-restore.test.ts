@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HeapKeyedStateBackend } from '../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-state-backend.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import {
   assignToKeyGroup,

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
-import type { SerializedKeyedState } from '../../../src/state/heap-keyed-state-snapshot.js';
+import type { SerializedKeyedState } from '../../../src/state/heap/heap-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
 import type { KeyedStateBackend, KeyedStateBackendSnapshot } from '../../../src/state/keyed-state-backend.js';

@@ -1,5 +1,5 @@
 /** A KeyedBackend over the heap backend for operator unit tests, with snapshot → restore. */
-import { HeapKeyedStateBackend } from '../../../../src/state/heap-keyed-state-backend.js';
+import { HeapKeyedStateBackend } from '../../../../src/state/heap/heap-keyed-state-backend.js';
 import { keyGroupRangeFor } from '../../../../src/state/key-groups.js';
 import type { KeyedBackend } from '../../../../src/worker/operators/keyed-backend.js';
 

@@ -4,9 +4,9 @@
  * the whole list (O(list length)), as Flink's heap backend does.
  */
 
-import type { ListState } from '../api/functions.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
-import type { StateTable } from './state-table.js';
+import type { ListState } from '../../api/functions.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateTable } from '../state-table.js';
 
 export class HeapListState<T> implements ListState<T> {
   readonly kind = 'list' as const;

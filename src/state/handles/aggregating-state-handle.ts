@@ -3,11 +3,11 @@
  * when the accumulator is an object (`add` may mutate it; `getResult` may return it).
  */
 
-import type { AggregateFunction, AggregatingState } from '../api/functions.js';
-import { synchronousResult } from '../worker/operators/synchronous-result.js';
-import { isMutable } from './copy-value.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
-import type { StateTable } from './state-table.js';
+import type { AggregateFunction, AggregatingState } from '../../api/functions.js';
+import { synchronousResult } from '../../worker/operators/synchronous-result.js';
+import { isMutable } from '../copy-value.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateTable } from '../state-table.js';
 
 export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, OUT> {
   readonly kind = 'aggregating' as const;

@@ -3,8 +3,8 @@
  * (see `internal-key.ts`), so composite map keys compare by value.
  */
 
-import { copyValue } from './copy-value.js';
-import { internalKeyOf, isEscapedKey } from './internal-key.js';
+import { copyValue } from '../copy-value.js';
+import { internalKeyOf, isEscapedKey } from '../internal-key.js';
 
 export class MapStateValue {
   /** Internal map key → value. */

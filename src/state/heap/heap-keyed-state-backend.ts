@@ -17,18 +17,18 @@ import type {
   ReducingState,
   StateOptions,
   ValueState,
-} from '../api/functions.js';
-import { msgpackValueOptions } from '../channels/msgpack-values.js';
-import { StateAccessError } from '../errors.js';
+} from '../../api/functions.js';
+import { msgpackValueOptions } from '../../channels/msgpack-values.js';
+import { StateAccessError } from '../../errors.js';
+import { StateHandles } from '../handles/state-handles.js';
+import { internalKeyOf } from '../internal-key.js';
+import { decodeKeyGroupChunk, type KeyGroupChunk } from '../key-group-chunk.js';
+import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from '../key-groups.js';
+import type { KeyedStateBackend, KeyedStateRestoreSummary } from '../keyed-state-backend.js';
+import type { StateEntry } from '../state-entry.js';
+import type { StateTable } from '../state-table.js';
 import { HeapKeyedStateSnapshot } from './heap-keyed-state-snapshot.js';
 import { type CopyOnWriteCounters, HeapStateCore } from './heap-state-core.js';
-import { internalKeyOf } from './internal-key.js';
-import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
-import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from './key-groups.js';
-import type { KeyedStateBackend, KeyedStateRestoreSummary } from './keyed-state-backend.js';
-import type { StateEntry } from './state-entry.js';
-import { StateHandles } from './state-handles.js';
-import type { StateTable } from './state-table.js';
 
 export interface HeapKeyedStateBackendOptions {
   /** Number of key groups; must match the partitioner's. 1..32768. */
@@ -47,7 +47,7 @@ export interface HeapKeyedStateBackendOptions {
   readonly operatorName?: string;
 }
 
-export type { KeyedStateRestoreSummary } from './keyed-state-backend.js';
+export type { KeyedStateRestoreSummary } from '../keyed-state-backend.js';
 
 export class HeapKeyedStateBackend implements KeyedStateBackend {
   readonly maxParallelism: number;

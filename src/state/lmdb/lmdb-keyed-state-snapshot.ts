@@ -10,23 +10,23 @@
  */
 
 import type { Transaction } from 'lmdb';
-import { StateAccessError } from '../errors.js';
-import { type DirtyEpoch, mergeDirtyEpochs } from './dirty-epochs.js';
+import { StateAccessError } from '../../errors.js';
+import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type {
   KeyedStateSnapshotMetadata,
   SerializedKeyedState,
   SnapshotMode,
-} from './heap-keyed-state-snapshot.js';
+} from '../heap/heap-keyed-state-snapshot.js';
 import {
   type ChunkKind,
   type ChunkSection,
   encodeKeyGroupChunk,
   type KeyGroupChunk,
-} from './key-group-chunk.js';
-import type { KeyedStateBackendSnapshot, SerializeOptions } from './keyed-state-backend.js';
+} from '../key-group-chunk.js';
+import type { KeyedStateBackendSnapshot, SerializeOptions } from '../keyed-state-backend.js';
+import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore } from './lmdb-state-core.js';
-import type { StateTable } from './state-table.js';
 
 /**
  * Entries serialized between two yields to the event loop (a key group is never split). Lower

@@ -12,7 +12,7 @@
  * scan); a (key group, state) pair is a sub-range.
  */
 
-import { StateAccessError } from '../errors.js';
+import { StateAccessError } from '../../errors.js';
 
 export const KEY_PREFIX_BYTES = 4;
 

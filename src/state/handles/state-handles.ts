@@ -15,15 +15,15 @@ import type {
   ReducingState,
   StateOptions,
   ValueState,
-} from '../api/functions.js';
-import { StateAccessError } from '../errors.js';
+} from '../../api/functions.js';
+import { StateAccessError } from '../../errors.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateKind } from '../state-entry.js';
+import type { StateTable } from '../state-table.js';
 import { HeapAggregatingState } from './aggregating-state-handle.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
 import { HeapListState } from './list-state-handle.js';
 import { HeapMapState } from './map-state-handle.js';
 import { HeapReducingState } from './reducing-state-handle.js';
-import type { StateKind } from './state-entry.js';
-import type { StateTable } from './state-table.js';
 import { HeapValueState } from './value-state-handle.js';
 
 /** Every handle records its kind, so a cached handle can be checked against the kind asked for. */

@@ -5,12 +5,12 @@
  * when the value it returns is an object. A map that becomes empty is removed.
  */
 
-import type { MapState } from '../api/functions.js';
-import { isMutable } from './copy-value.js';
-import { internalKeyOf } from './internal-key.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
+import type { MapState } from '../../api/functions.js';
+import { isMutable } from '../copy-value.js';
+import { internalKeyOf } from '../internal-key.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateTable } from '../state-table.js';
 import { MapStateValue } from './map-state-value.js';
-import type { StateTable } from './state-table.js';
 
 export class HeapMapState<K, V> implements MapState<K, V> {
   readonly kind = 'map' as const;

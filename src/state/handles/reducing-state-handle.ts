@@ -4,11 +4,11 @@
  * and epoch, only when the value is an object).
  */
 
-import type { ReduceFunction, ReducingState } from '../api/functions.js';
-import { synchronousResult } from '../worker/operators/synchronous-result.js';
-import { isMutable } from './copy-value.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
-import type { StateTable } from './state-table.js';
+import type { ReduceFunction, ReducingState } from '../../api/functions.js';
+import { synchronousResult } from '../../worker/operators/synchronous-result.js';
+import { isMutable } from '../copy-value.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateTable } from '../state-table.js';
 
 export class HeapReducingState<T> implements ReducingState<T> {
   readonly kind = 'reducing' as const;

@@ -1,9 +1,9 @@
 /** Heap ValueState handle: one value per key. Stateless apart from its table; cached per name. */
 
-import type { ValueState } from '../api/functions.js';
-import { isMutable } from './copy-value.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
-import type { StateTable } from './state-table.js';
+import type { ValueState } from '../../api/functions.js';
+import { isMutable } from '../copy-value.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateTable } from '../state-table.js';
 
 export class HeapValueState<T> implements ValueState<T> {
   readonly kind = 'value' as const;

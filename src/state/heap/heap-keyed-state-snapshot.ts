@@ -17,19 +17,19 @@
  */
 
 import type { Packr } from 'msgpackr';
-import { StateAccessError } from '../errors.js';
-import { type DirtyEpoch, mergeDirtyEpochs } from './dirty-epochs.js';
-import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
+import { StateAccessError } from '../../errors.js';
+import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import {
   type ChunkKind,
   type ChunkSection,
   encodeKeyGroupChunk,
   type KeyGroupChunk,
-} from './key-group-chunk.js';
-import type { KeyGroupRange } from './key-groups.js';
-import type { SerializeOptions } from './keyed-state-backend.js';
-import type { StateEntry } from './state-entry.js';
-import type { StateTable } from './state-table.js';
+} from '../key-group-chunk.js';
+import type { KeyGroupRange } from '../key-groups.js';
+import type { SerializeOptions } from '../keyed-state-backend.js';
+import type { StateEntry } from '../state-entry.js';
+import type { StateTable } from '../state-table.js';
+import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
 
 /** Entries encoded between two yields to the event loop (a key group is never split). */
 export const YIELD_EVERY = 4096;

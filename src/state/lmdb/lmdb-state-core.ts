@@ -30,16 +30,16 @@
 
 import type { RootDatabase } from 'lmdb';
 import type { Packr } from 'msgpackr';
-import { encodeValue } from '../channels/msgpack-values.js';
-import { StateAccessError } from '../errors.js';
-import { type DirtyEpoch, DirtyEpochs, markDirty } from './dirty-epochs.js';
-import { setCurrentKeyFields } from './internal-key.js';
-import { stateNotSerializable } from './key-group-chunk.js';
-import type { KeyGroupRange } from './key-groups.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
+import { encodeValue } from '../../channels/msgpack-values.js';
+import { StateAccessError } from '../../errors.js';
+import { type DirtyEpoch, DirtyEpochs, markDirty } from '../dirty-epochs.js';
+import { setCurrentKeyFields } from '../internal-key.js';
+import { stateNotSerializable } from '../key-group-chunk.js';
+import type { KeyGroupRange } from '../key-groups.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateEntry, StateKind } from '../state-entry.js';
+import { StateTable } from '../state-table.js';
 import { encodeStateKey } from './lmdb-key-codec.js';
-import type { StateEntry, StateKind } from './state-entry.js';
-import { StateTable } from './state-table.js';
 
 /** A cached entry. */
 export interface CachedEntry extends StateEntry {

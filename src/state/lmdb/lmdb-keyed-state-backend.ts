@@ -28,18 +28,18 @@ import type {
   ReducingState,
   StateOptions,
   ValueState,
-} from '../api/functions.js';
-import { encodeValue, msgpackValueOptions } from '../channels/msgpack-values.js';
-import { StateAccessError } from '../errors.js';
-import { internalKeyOf } from './internal-key.js';
-import { decodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
-import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from './key-groups.js';
-import type { KeyedStateBackend, KeyedStateRestoreSummary } from './keyed-state-backend.js';
+} from '../../api/functions.js';
+import { encodeValue, msgpackValueOptions } from '../../channels/msgpack-values.js';
+import { StateAccessError } from '../../errors.js';
+import { StateHandles } from '../handles/state-handles.js';
+import { internalKeyOf } from '../internal-key.js';
+import { decodeKeyGroupChunk, type KeyGroupChunk } from '../key-group-chunk.js';
+import { type KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM } from '../key-groups.js';
+import type { KeyedStateBackend, KeyedStateRestoreSummary } from '../keyed-state-backend.js';
+import type { StateTable } from '../state-table.js';
 import { groupPrefix, statePrefix } from './lmdb-key-codec.js';
 import { LmdbKeyedStateSnapshot } from './lmdb-keyed-state-snapshot.js';
 import { LmdbStateCore, type LmdbStateCounters } from './lmdb-state-core.js';
-import { StateHandles } from './state-handles.js';
-import type { StateTable } from './state-table.js';
 
 export interface LmdbKeyedStateBackendOptions {
   readonly maxParallelism: number;

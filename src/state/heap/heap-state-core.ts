@@ -41,13 +41,13 @@
  * snapshots, one dirty-set insertion.
  */
 
-import { StateAccessError } from '../errors.js';
-import { type DirtyEpoch, DirtyEpochs, markDirty } from './dirty-epochs.js';
-import { setCurrentKeyFields } from './internal-key.js';
-import type { KeyGroupRange } from './key-groups.js';
-import type { KeyedStateCore } from './keyed-state-core.js';
-import type { StateEntry, StateKind } from './state-entry.js';
-import { StateTable } from './state-table.js';
+import { StateAccessError } from '../../errors.js';
+import { type DirtyEpoch, DirtyEpochs, markDirty } from '../dirty-epochs.js';
+import { setCurrentKeyFields } from '../internal-key.js';
+import type { KeyGroupRange } from '../key-groups.js';
+import type { KeyedStateCore } from '../keyed-state-core.js';
+import type { StateEntry, StateKind } from '../state-entry.js';
+import { StateTable } from '../state-table.js';
 
 /** What the core needs from a snapshot to hand it preimages. */
 export interface CopyOnWriteSnapshot {
