@@ -84,9 +84,14 @@ export class JobCheckpointing {
   #finalAttempts = 0;
   /**
    * This execution's final checkpoint is triggered and not failed: pending, or completed (the
-   * tasks then exit). A second trigger would wait for tasks that are gone and fail the job after
-   * its final checkpoint completed — as it did when a failed savepoint re-triggered the final
-   * checkpoint already under way.
+   * tasks then exit). A savepoint refused at the end of the job must not trigger it again: the
+   * second one would wait for tasks that are gone and fail the job after its final checkpoint
+   * completed. Only that path checks it. The input-ended path and the retry of a rejected final
+   * checkpoint behave as before: guarding them too, and ignoring a rejection that arrives after a
+   * restart, left `alignment-timeout.test.ts` hanging in 1 of 3 runs — after a restart, the
+   * retry of the previous attempt's final trigger is what triggers the new attempt's final
+   * checkpoint there (its input-ended events are apparently lost; see the closing note of
+   * 2026-12-02), a latent bug to fix with its own test.
    */
   #finalTriggered = false;
   /**
@@ -468,12 +473,11 @@ export class JobCheckpointing {
 
   #triggerFinal(): void {
     // Stopping with a savepoint: the tasks wait at their end of input until they are cancelled.
-    if (this.#stopping || this.#finalTriggered) return;
+    if (this.#stopping) return;
     this.#finalTriggered = true;
     this.#finalAttempts++;
-    const execution = this.#execution;
     this.#coordinator.triggerCheckpoint('final').catch((error: unknown) => {
-      if (!this.#execution || this.#execution !== execution) return;
+      if (!this.#execution) return;
       this.#finalTriggered = false;
       if (this.#finalAttempts < FINAL_CHECKPOINT_ATTEMPTS) {
         this.#client.warn(error);
@@ -518,7 +522,8 @@ export class JobCheckpointing {
     } catch (error) {
       // No savepoint, no stop: the job runs on, and ends with its final checkpoint after all.
       this.#stopping = false;
-      if (this.#execution && this.#inputEnded.size === this.#execution.tasks.length) this.#triggerFinal();
+      if (this.#execution && !this.#finalTriggered && this.#inputEnded.size === this.#execution.tasks.length)
+        this.#triggerFinal();
       throw error;
     }
     const id = completed.checkpointId;
