@@ -11,6 +11,7 @@ import {
 import { JobCancelledError, JobModuleError, WeirError } from '../errors.js';
 import { describePlan } from '../graph/describe-plan.js';
 import { didYouMean } from '../util/did-you-mean.js';
+import { errorJson } from './error-json.js';
 import { printRestoreEvents } from './restore-events.js';
 import { parseRunArgs, type RunArgs, runHelp, wantsHelp } from './run-args.js';
 import { formatRunTimes } from './run-summary.js';
@@ -299,16 +300,6 @@ function installStopHandlers(
       process.off('SIGTERM', handler);
       process.off('SIGINT', handler);
     },
-  };
-}
-
-function errorJson(e: unknown): unknown {
-  if (!(e instanceof Error)) return { message: String(e) };
-  return {
-    name: e.name,
-    code: (e as { code?: string }).code,
-    message: e.message,
-    cause: e.cause === undefined ? undefined : errorJson(e.cause),
   };
 }
 

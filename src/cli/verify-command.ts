@@ -16,6 +16,7 @@ import { VerifyIncompleteError, WeirError } from '../errors.js';
 import { FAILURE_KINDS, type FailureKind } from '../verify/failure-schedule.js';
 import { type VerifyOptions, verifyJob } from '../verify/verify-job.js';
 import { formatVerifySummary, verifyExitCode, verifyReportHtml } from '../verify/verify-report.js';
+import { errorJson } from './error-json.js';
 import { UsageError } from './usage-error.js';
 
 export const VERIFY_HELP = [
@@ -114,16 +115,6 @@ function reportError(e: unknown, json: boolean, job?: string): void {
     process.stderr.write(`caused by: ${cause.stack ?? cause.message}\n`);
   }
   if (json) process.stdout.write(`${JSON.stringify({ verdict: 'error', error: errorJson(e) }, null, 2)}\n`);
-}
-
-function errorJson(e: unknown): unknown {
-  if (!(e instanceof Error)) return { message: String(e) };
-  return {
-    name: e.name,
-    code: (e as { code?: string }).code,
-    message: e.message,
-    cause: e.cause === undefined ? undefined : errorJson(e.cause),
-  };
 }
 
 const int = (flag: string, v: string | undefined, min: number): number | undefined => {
