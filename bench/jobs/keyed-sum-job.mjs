@@ -7,7 +7,8 @@
 //     → keyBy(key) → running sum in keyed ValueState (emit { key, sum }) → digest sink
 //
 // args: n (records, default 2 000 000), keys (distinct keys, default 10 000), workload ('cheap',
-// default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1).
+// default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1), rate
+// (records per second over all source subtasks, default unlimited: bench/pipeline/idle-cpu.mjs).
 import { createHash } from 'node:crypto';
 import { defineJob, sources } from 'weir';
 import { reportSink, wallNow } from './report-sink.mjs';
@@ -73,10 +74,11 @@ export default defineJob((env, args) => {
   const n = Number(args.n ?? 2_000_000);
   const keys = Number(args.keys ?? 10_000);
   const workload = args.workload ?? 'cheap';
+  const ratePerSec = args.rate === undefined ? undefined : Number(args.rate);
   if (workload !== 'cheap' && workload !== 'cpu-heavy')
     throw new RangeError(`unknown workload '${workload}'`);
   env
-    .fromSource(sources.sequence({ from: 0, to: n }), 'sequence')
+    .fromSource(sources.sequence({ from: 0, to: n, ...(ratePerSec ? { ratePerSec } : {}) }), 'sequence')
     .map(
       workload === 'cpu-heavy'
         ? (i) => cpuHeavyRecord(i, keys)

@@ -4,7 +4,8 @@
  * Roles: one doorbell per CONSUMER task, shared by all of its input rings. Producers (any number
  * of threads) and anyone else (`wake()`, e.g. the consumer's own thread on a control message, or
  * the main thread; `close()`) ring it; only the consumer parks on it, one park at a time.
- * Layout: `sequence`, `sleeping`, `closed` int32 words, each on its own 64-byte line (layout.ts).
+ * Layout: `sequence`, `sleeping`, `closed`, `control` int32 words, each on its own 64-byte line
+ * (layout.ts).
  * Publish order:
  * - Ringer: publish the frame (ring write index), THEN `Atomics.add(sequence)`, THEN if `sleeping`
  *   is 1, exchange it to 0 and, only if this exchange saw the 1, `Atomics.notify(sleeping)`.
@@ -19,8 +20,19 @@
  * published; only the first ringer after a park pays for the notify syscall.
  * Staleness: `sleeping` seen by a ringer can be stale both ways: a stale 1 costs an exchange, a
  * stale 0 is harmless because then the consumer's re-load of `sequence` sees the add.
+ * Control messages ({@link Doorbell.ringControl}, main thread): the poster stores `control = 1`
+ * AFTER posting the message and BEFORE the ring; a blocking park ({@link Doorbell.parkSync})
+ * refuses to sleep while `control` is 1, and the consumer takes the flag (exchange to 0) after
+ * every park and then lets its event loop run, which delivers the message. The same argument as
+ * for `sequence` shows a flag set after the park's check is followed by a ring that wakes it.
  */
-import { DOORBELL_BYTES, DOORBELL_CLOSED, DOORBELL_SEQUENCE, DOORBELL_SLEEPING } from './layout.js';
+import {
+  DOORBELL_BYTES,
+  DOORBELL_CLOSED,
+  DOORBELL_CONTROL,
+  DOORBELL_SEQUENCE,
+  DOORBELL_SLEEPING,
+} from './layout.js';
 import { type ParkOutcome, parkAsync, parkSync } from './park.js';
 
 export class Doorbell {
@@ -62,6 +74,23 @@ export class Doorbell {
     this.ring();
   }
 
+  /**
+   * The main thread, right AFTER posting a control message to the consumer's task: flags it and
+   * rings, so a consumer blocked in {@link parkSync} wakes and lets its event loop deliver it.
+   */
+  ringControl(): void {
+    Atomics.store(this.#words, DOORBELL_CONTROL, 1);
+    this.ring();
+  }
+
+  /** Consumer only: whether a control message was flagged since the last call; clears the flag. */
+  takeControl(): boolean {
+    return (
+      Atomics.load(this.#words, DOORBELL_CONTROL) !== 0 &&
+      Atomics.exchange(this.#words, DOORBELL_CONTROL, 0) !== 0
+    );
+  }
+
   /** Any thread. Sticky: a parked consumer wakes and every later park returns at once. */
   close(): void {
     Atomics.store(this.#words, DOORBELL_CLOSED, 1);
@@ -84,9 +113,13 @@ export class Doorbell {
     return Atomics.load(this.#words, DOORBELL_SEQUENCE);
   }
 
-  /** Consumer only. Blocks unless somebody rang since `seen` was loaded, until somebody does. */
+  /**
+   * Consumer only. Blocks unless somebody rang since `seen` was loaded or a control message is
+   * flagged ({@link ringControl}), until somebody rings. Blocks the event loop: see
+   * {@link takeControl}.
+   */
   parkSync(seen: number, timeoutMs = Infinity): ParkOutcome {
-    if (!this.#prepare(seen)) return 'not-equal';
+    if (!this.#prepare(seen, true)) return 'not-equal';
     try {
       return parkSync(this.#words, DOORBELL_SLEEPING, 1, timeoutMs);
     } finally {
@@ -104,11 +137,18 @@ export class Doorbell {
     }
   }
 
-  /** Flags the park, then re-checks `sequence`; false means "somebody rang: don't park". */
-  #prepare(seen: number): boolean {
+  /**
+   * Flags the park, then re-checks `sequence` (and for a blocking park the control flag, which an
+   * asynchronous park leaves to the event loop); false means "somebody rang: don't park".
+   */
+  #prepare(seen: number, blocking = false): boolean {
     const w = this.#words;
     Atomics.store(w, DOORBELL_SLEEPING, 1);
-    if (Atomics.load(w, DOORBELL_SEQUENCE) !== seen || Atomics.load(w, DOORBELL_CLOSED) !== 0) {
+    if (
+      Atomics.load(w, DOORBELL_SEQUENCE) !== seen ||
+      Atomics.load(w, DOORBELL_CLOSED) !== 0 ||
+      (blocking && Atomics.load(w, DOORBELL_CONTROL) !== 0)
+    ) {
       Atomics.store(w, DOORBELL_SLEEPING, 0);
       return false;
     }

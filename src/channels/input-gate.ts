@@ -216,8 +216,9 @@ export class InputGate {
   }
 
   /**
-   * Blocking variant of {@link waitAsync} (Atomics.wait). Returns false if the timeout elapsed
-   * with no ring of the doorbell.
+   * Blocking variant of {@link waitAsync} (Atomics.wait): holds the thread's event loop still.
+   * Returns at once while a control message is flagged ({@link takeControl}). Returns false if the
+   * timeout elapsed with no ring of the doorbell.
    */
   waitSync(timeoutMs = Infinity): boolean {
     this.#throwIfClosed();
@@ -232,6 +233,15 @@ export class InputGate {
     }
     this.#throwIfClosed();
     return outcome !== 'timed-out';
+  }
+
+  /**
+   * Consumer only: whether the main thread posted a control message since the last call (the
+   * doorbell's control flag, cleared by this call). After a {@link waitSync} that saw it, the
+   * task must let its event loop run before it blocks again, or the message waits for the timeout.
+   */
+  takeControl(): boolean {
+    return this.doorbell.takeControl();
   }
 
   /** Any thread (through the doorbell): makes a pending or the next wait return. */

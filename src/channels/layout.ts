@@ -158,7 +158,12 @@ export const MAX_CONTROL_PAYLOAD_BYTES = 24;
 export const DOORBELL_SEQUENCE = 0 * WORDS_PER_LINE;
 export const DOORBELL_SLEEPING = 1 * WORDS_PER_LINE;
 export const DOORBELL_CLOSED = 2 * WORDS_PER_LINE;
-export const DOORBELL_BYTES = 3 * CACHE_LINE_BYTES;
+/**
+ * 1 once the main thread posted a control message to the task and not yet taken by the task:
+ * a task parked with `Atomics.wait` (which blocks its event loop) must let the loop deliver it.
+ */
+export const DOORBELL_CONTROL = 3 * WORDS_PER_LINE;
+export const DOORBELL_BYTES = 4 * CACHE_LINE_BYTES;
 
 // ---------- load-time checks ----------
 
@@ -187,7 +192,7 @@ assertUnique('ring header words', [
   RING_IN_FLIGHT_LIMIT,
 ]);
 if (RING_IN_FLIGHT_LIMIT * 4 >= RING_HEADER_BYTES) throw new Error('ring header words overflow the header');
-assertUnique('doorbell words', [DOORBELL_SEQUENCE, DOORBELL_SLEEPING, DOORBELL_CLOSED]);
+assertUnique('doorbell words', [DOORBELL_SEQUENCE, DOORBELL_SLEEPING, DOORBELL_CLOSED, DOORBELL_CONTROL]);
 if (MAX_CONTROL_PAYLOAD_BYTES < BARRIER_PAYLOAD_BYTES) throw new Error('control scratch too small');
 if (RING_MIN_CAPACITY < 2 * (FRAME_HEADER_BYTES + MAX_CONTROL_PAYLOAD_BYTES)) {
   throw new Error('RING_MIN_CAPACITY cannot hold two control frames');

@@ -38,6 +38,7 @@ import type {
   TaskResult,
 } from '../protocol/task-deployment.js';
 import { attributeFailure, type FailureOrigin, type ObservedFailure } from './failure-attribution.js';
+import { ringingEndpoint } from './ringing-endpoint.js';
 import { StuckTaskWatchdog } from './stuck-task-watchdog.js';
 
 export interface ExecutionOptions {
@@ -312,7 +313,11 @@ export class Execution {
           key,
           vertex,
           label: formatTaskId(id, vertex.name, vertex.parallelism),
-          control: Comlink.wrap<TaskControl>(nodeEndpoint(control.port1)),
+          // Every control message also rings the task's doorbell: an idle task may block in
+          // Atomics.wait (ringing-endpoint.ts).
+          control: Comlink.wrap<TaskControl>(
+            ringingEndpoint(nodeEndpoint(control.port1), new Doorbell(doorbells.get(key)!)),
+          ),
           isSource: vertex.operators[0].spec.kind === 'source',
         };
         tasks.push(task);

@@ -55,6 +55,12 @@ export const YIELD_EVERY_MS = 2;
 export const ASYNC_PARK_MAX_MS = 1000;
 /** Records a source emits per poll. */
 export const SOURCE_BATCH = 256;
+/**
+ * Longest a consumer blocks in `Atomics.wait` without a turn of its event loop. Control messages
+ * wake it at once (ringing-endpoint.ts); this bound is for anything else the loop may owe the
+ * thread that {@link StreamTask} cannot see. ~20 turns a second cost nothing measurable.
+ */
+export const BLOCKING_PARK_MAX_MS = 50;
 
 /** What the task needs from its input gate (src/channels). */
 export interface TaskInputGate {
@@ -64,6 +70,13 @@ export interface TaskInputGate {
   readonly allEnded: boolean;
   /** Parks until a channel has something, `wake()`, or `timeoutMs` elapsed. */
   waitAsync(timeoutMs?: number): Promise<void>;
+  /**
+   * Like {@link waitAsync} but blocking the thread (Atomics.wait), and returning at once while a
+   * control message is flagged. Optional: a gate without it always parks asynchronously.
+   */
+  waitSync?(timeoutMs?: number): boolean;
+  /** Whether a control message was flagged since the last call (clears the flag). With waitSync. */
+  takeControl?(): boolean;
   wake(): void;
   close(): void;
   /** Buffer debloating: on when non-null (optional: test gates leave it out). */
@@ -364,6 +377,8 @@ export class StreamTask implements BarrierHandlerActions {
       if (this.#asyncOps.length > 0) await this.#serveAsync('capacity');
     }
     let lastYield = performance.now();
+    /** When the event loop last turned (a blocking park does not turn it). */
+    let lastTurn = lastYield;
     for (;;) {
       this.#drainCommands();
       this.#fireProcessingTime();
@@ -387,9 +402,23 @@ export class StreamTask implements BarrierHandlerActions {
         this.#flushOutputs();
         if (this.#anyBacklogged()) await this.#awaitCapacity();
         else {
+          const timeoutMs = Math.min(this.#msUntilDeadline(), this.#msUntilAlignmentTimeout());
+          // Blocking park (docs/architecture.md, "Waiting"): the producer's ring wakes it with a
+          // futex wake instead of a task posted to this thread's event loop, the cheaper wake-up
+          // at low rates. Only while nothing but control messages can arrive through the event
+          // loop, and once BLOCKING_PARK_MAX_MS passed without a turn of it, the park is an
+          // asynchronous one (which turns it; an idle task then sleeps there without a timeout).
+          const blocking = performance.now() - lastTurn < BLOCKING_PARK_MAX_MS && this.#mayBlock(gate);
           this.#time.park('idle');
-          await gate.waitAsync(Math.min(this.#msUntilDeadline(), this.#msUntilAlignmentTimeout()));
+          if (blocking) gate.waitSync!(Math.min(timeoutMs, BLOCKING_PARK_MAX_MS));
+          else await gate.waitAsync(timeoutMs);
           this.#time.unpark();
+          // A control message was posted (its ring may have ended the park): one turn of the event
+          // loop delivers it; the loop's next drainCommands runs it. Also after an asynchronous
+          // park: the park's promise can resolve before the port's message is dispatched.
+          const control = gate.takeControl?.() === true;
+          if (control) await passEventLoop();
+          if (control || !blocking) lastTurn = performance.now();
         }
         lastYield = performance.now();
         continue;
@@ -446,10 +475,25 @@ export class StreamTask implements BarrierHandlerActions {
       if (now - lastYield >= YIELD_EVERY_MS) {
         await yieldToEventLoop();
         lastYield = performance.now();
+        lastTurn = lastYield;
         // Busy on the unblocked channels: the alignment timeout is checked at this pace too.
         this.#alignmentTimer();
       }
     }
+  }
+
+  /**
+   * Whether an idle park may block the thread: nothing this task started is pending (a snapshot's
+   * asynchronous part, an async operator's requests, a queued command), and the event loop holds
+   * nothing but message ports — no user timer, socket or file request whose callback would wait
+   * for the park. Control messages ring the doorbell (ringing-endpoint.ts). Cost: one
+   * `process.getActiveResourcesInfo()` per idle park (a few µs; parks are per idle period).
+   */
+  #mayBlock(gate: TaskInputGate): boolean {
+    if (gate.waitSync === undefined || gate.takeControl === undefined) return false;
+    if (this.#asyncOps.length > 0 || this.#asyncParts.size > 0 || this.#commands.length > 0) return false;
+    for (const resource of process.getActiveResourcesInfo()) if (resource !== 'MessagePort') return false;
+    return true;
   }
 
   /**
@@ -855,4 +899,14 @@ export class StreamTask implements BarrierHandlerActions {
 /** Lets queued MessagePort messages (control calls) run. */
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Returns after at least one poll phase of the event loop, whichever phase it is called from:
+ * an immediate set during the check phase runs in the next iteration, so the second of two
+ * always comes after a poll phase (which delivers messages posted before the call).
+ */
+async function passEventLoop(): Promise<void> {
+  await yieldToEventLoop();
+  await yieldToEventLoop();
 }
