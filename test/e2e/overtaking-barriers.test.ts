@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
 import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { expectedSums, expectExactRunningSums, finalByKey, fixture, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, expectedSums, finalByKey, fixture, type RunningSum } from './helpers.js';
 
 const N = 30_000;
 const KEYS = 10;
