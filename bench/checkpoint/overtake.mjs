@@ -52,7 +52,7 @@ async function runCase({ root, ringBytes }) {
       });
     const result = await client.done;
     const ms = performance.now() - t0;
-    const midRun = result.checkpoints.slice(0, -1).map((c) => c.endToEndDurationMs);
+    const midRun = result.checkpoints.slice(0, -1).map((c) => c.durationMs);
     return { midRun, recordsPerSec: (n / ms) * 1000 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -69,6 +69,9 @@ process.stdout.write(
 for (let round = 0; round <= rounds; round++) {
   for (const c of cases) {
     const s = await runCase(c);
+    process.stdout.write(
+      `round ${round}${round === 0 ? ' (warm-up)' : ''} ${path.basename(c.root)} ${c.ringBytes / 1024} KiB: ${s.midRun.map((d) => Math.round(d)).join(' ')} ms\n`,
+    );
     if (round === 0) continue; // warm-up
     samples.get(c).durations.push(...s.midRun);
     samples.get(c).rates.push(s.recordsPerSec);
