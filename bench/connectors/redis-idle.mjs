@@ -65,6 +65,7 @@ if (values.child) {
       .filter((l) => !l.startsWith('all'))
       .map((l) => Number.parseFloat(l.split(/\s+/)[1])),
   );
+  process.stderr.write(threads);
   console.log(
     JSON.stringify({
       cpuMsPerS: (c1.user + c1.system) / 1000 / wall,
