@@ -10,7 +10,7 @@
  * close was seen, every frame published before the close has been read: none is lost.
  */
 import { ChannelClosedError, ChannelProtocolError } from '../errors.js';
-import type { Frame } from './frame.js';
+import type { CheckpointBarrier, Frame } from './frame.js';
 import { decodeControlFrame, frameTag, isControlTag, isFinalFragment, isFragment } from './frame-codec.js';
 import { CLOSED_BY, FRAGMENT_PREFIX_BYTES, FRAME_TAG } from './layout.js';
 import { RecordCodec } from './record-codec.js';
@@ -40,6 +40,18 @@ export class ChannelReader {
   #assemblyTag = 0;
   /** Key groups of the next records frame (from the `key-groups` frame before it), or null. */
   #keyGroups: Uint16Array | null = null;
+  /**
+   * Frames an overtaking barrier passed, decoded and not yet delivered (delivered in order before
+   * any further ring frame); entries before #queueHead are delivered.
+   */
+  #queue: Frame[] = [];
+  #queueHead = 0;
+  /** The priority barrier whose overtaken frames are being read, or null. */
+  #collecting: { barrier: CheckpointBarrier; until: number; pendingLeft: number } | null = null;
+  /** Overtaking barriers collected and not yet delivered (delivered before anything else). */
+  #ready: { barrier: CheckpointBarrier; overtaken: (readonly unknown[])[] }[] = [];
+  /** Records the last delivered overtaking barrier passed, until {@link takeOvertaken}. */
+  #overtaken: (readonly unknown[])[] | null = null;
 
   constructor(ring: SharedArrayBuffer | RingBuffer) {
     this.ring = ring instanceof RingBuffer ? ring : new RingBuffer(ring);
@@ -57,10 +69,26 @@ export class ChannelReader {
    */
   tryRead(): Frame | null {
     if (this.#closedLocally) throw new ChannelClosedError('channel closed by this reader');
+    if (this.#ready.length > 0) return this.#nextReady();
+    if (this.#collecting !== null || this.ring.priorityPosted()) {
+      const barrier = this.#overtake();
+      if (barrier !== null) return barrier;
+      if (this.#collecting !== null) return null; // the writer's queued frames are not in yet
+    }
+    if (this.#queueHead < this.#queue.length) {
+      const frame = this.#queue[this.#queueHead++];
+      if (this.#queueHead === this.#queue.length) {
+        this.#queue = [];
+        this.#queueHead = 0;
+      }
+      return frame;
+    }
     for (;;) {
       // Load `closed` before looking for data: see the file header.
       const closedBits = this.ring.closedBits;
       if (this.ring.tryRead(this.#visit) === 0) {
+        // A barrier posted meanwhile stopped the ring's read: take it now.
+        if (this.ring.priorityPosted()) return this.tryRead();
         if (closedBits !== 0 && !this.#ended) throw this.#closedError(closedBits);
         return null;
       }
@@ -72,8 +100,21 @@ export class ChannelReader {
     }
   }
 
+  /**
+   * The records the barrier {@link tryRead} just returned overtook (in flight at the cut: the
+   * channel state of its checkpoint on this channel; they are delivered after the barrier), or
+   * null when that barrier came in band. Clears them.
+   */
+  takeOvertaken(): (readonly unknown[])[] | null {
+    const overtaken = this.#overtaken;
+    this.#overtaken = null;
+    return overtaken;
+  }
+
   /** Whether a frame (or the close of an un-ended channel) is waiting: i.e. tryRead has work to do. */
   isReady(): boolean {
+    if (this.#ready.length > 0 || this.#queueHead < this.#queue.length || this.ring.priorityPosted())
+      return true;
     if (this.ring.hasData()) return true;
     return !this.#ended && this.ring.closed;
   }
@@ -82,6 +123,84 @@ export class ChannelReader {
   close(): void {
     this.#closedLocally = true;
     this.ring.close('reader');
+  }
+
+  /**
+   * Takes a posted priority barrier (or goes on with the one being collected): reads every frame
+   * it overtook into the local queue — those published before its write index, then the writer's
+   * queued ones as they come — and returns the barrier once all are in, with their records kept
+   * for {@link takeOvertaken}. Null while frames are still to come (the slot stays held).
+   */
+  #overtake(): CheckpointBarrier | null {
+    let c = this.#collecting;
+    if (c === null) {
+      const p = this.ring.takePriorityBarrier();
+      if (p === null) return null;
+      c = {
+        barrier: {
+          kind: 'barrier',
+          checkpointId: p.checkpointId,
+          timestamp: p.timestamp,
+          checkpointType: p.type === 1 ? 'savepoint' : 'checkpoint',
+          unaligned: true,
+        },
+        until: p.writeIndex,
+        pendingLeft: p.pendingFrames,
+      };
+      this.#collecting = c;
+      // Published before the post: all readable now.
+      while (this.ring.readIndex !== c.until) {
+        if (this.ring.tryRead(this.#visit) === 0) {
+          throw new ChannelProtocolError(
+            `priority barrier ${p.checkpointId}: frames before write index ${c.until} are missing`,
+          );
+        }
+        this.#queueFrame();
+      }
+    }
+    while (c.pendingLeft > 0) {
+      const closedBits = this.ring.closedBits;
+      if (this.ring.tryRead(this.#visit) === 0) {
+        if (closedBits !== 0) throw this.#closedError(closedBits);
+        return null;
+      }
+      c.pendingLeft--;
+      this.#queueFrame();
+    }
+    this.#collecting = null;
+    this.ring.releasePriority();
+    // An older barrier written in band (the slot was held when it was sent) among the overtaken
+    // frames is overtaken as well: it comes out first, with the records before it, and leaves
+    // the queue — barriers of a channel stay in order.
+    const overtaken: (readonly unknown[])[] = [];
+    const kept: Frame[] = [];
+    for (let i = this.#queueHead; i < this.#queue.length; i++) {
+      const frame = this.#queue[i];
+      if (frame.kind === 'barrier' && frame.unaligned && frame.checkpointId < c.barrier.checkpointId) {
+        this.#ready.push({ barrier: frame, overtaken: [...overtaken] });
+        continue;
+      }
+      if (frame.kind === 'records') overtaken.push(frame.records);
+      kept.push(frame);
+    }
+    this.#queue = kept;
+    this.#queueHead = 0;
+    this.#ready.push({ barrier: c.barrier, overtaken });
+    return this.#nextReady();
+  }
+
+  /** The next overtaking barrier to deliver, its records kept for {@link takeOvertaken}. */
+  #nextReady(): CheckpointBarrier {
+    const r = this.#ready.shift()!;
+    this.#overtaken = r.overtaken;
+    return r.barrier;
+  }
+
+  #queueFrame(): void {
+    const frame = this.#frame;
+    if (frame === null) return;
+    this.#frame = null;
+    this.#queue.push(frame);
   }
 
   #closedError(closedBits: number): ChannelClosedError {

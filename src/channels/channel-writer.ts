@@ -13,7 +13,7 @@
  */
 import { ChannelClosedError, InvalidOptionError, RecordTooLargeError } from '../errors.js';
 import { Doorbell } from './doorbell.js';
-import type { ControlFrame } from './frame.js';
+import type { CheckpointBarrier, ControlFrame } from './frame.js';
 import { createControlScratch, encodeControlFrame } from './frame-codec.js';
 import { CLOSED_BY, FRAGMENT_PREFIX_BYTES, FRAME_FLAG, FRAME_TAG } from './layout.js';
 import { RecordCodec } from './record-codec.js';
@@ -97,6 +97,7 @@ export class ChannelWriter {
     bytesPublished: 0,
     fragmented: 0,
     copiedToPending: 0,
+    overtakingBarriers: 0,
   };
 
   readonly #codec: RecordCodec;
@@ -196,6 +197,29 @@ export class ChannelWriter {
     this.#emit(word, payload);
     this.#drain();
     this.#ringIfPublished();
+  }
+
+  /**
+   * Unaligned checkpoints: seals the open batch, then posts `barrier` in the ring's priority slot
+   * so that it overtakes every frame published or queued before it (the consumer records them as
+   * channel state), even while the ring is full. Returns true when it overtook; false when the
+   * slot is still held by an earlier barrier, in which case `barrier` was written in band like
+   * {@link writeControl}. Never blocks.
+   */
+  writeOvertakingBarrier(barrier: CheckpointBarrier): boolean {
+    this.#throwIfClosed();
+    this.#sealBatch();
+    const pendingFrames = this.#pending.length - this.#pendingHead;
+    const type = barrier.checkpointType === 'savepoint' ? 1 : 0;
+    if (!this.ring.postPriorityBarrier(barrier.checkpointId, barrier.timestamp, type, pendingFrames)) {
+      this.writeControl(barrier);
+      return false;
+    }
+    this.stats.overtakingBarriers++;
+    this.#drain();
+    this.#unrung = true;
+    this.#ringIfPublished();
+    return true;
   }
 
   /**

@@ -53,6 +53,11 @@ export const SPIN_PROBE_EVERY = 32;
 export interface GateFrame {
   readonly channelIndex: number;
   readonly frame: Frame;
+  /**
+   * For a barrier that overtook its channel's ring (unaligned checkpoints): the record batches it
+   * passed, which the gate delivers after it; they are the checkpoint's channel state.
+   */
+  readonly overtaken?: readonly (readonly unknown[])[];
 }
 
 /**
@@ -161,6 +166,10 @@ export class InputGate {
       if (frame.kind === 'end-of-partition') {
         this.#ended[i] = true;
         this.#endedCount++;
+      }
+      if (frame.kind === 'barrier') {
+        const overtaken = this.channels[i].takeOvertaken();
+        if (overtaken !== null) return { channelIndex: i, frame, overtaken };
       }
       return { channelIndex: i, frame };
     }

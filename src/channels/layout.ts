@@ -18,9 +18,23 @@
  * 192   closed          int32, bit set of CLOSED_BY_* (set by either side, never cleared)
  * 256   in-flight limit int32, written by the reader only: bytes the writer may keep published and
  *                       unread (buffer debloating); 0 = no limit but the capacity
- * 320   guard line      64 bytes of CANARY_BYTE (never written after allocation)
- * 384   data            `capacity` bytes (a power of two), frames at 8-byte aligned positions
- * 384+capacity          guard line, 64 bytes of CANARY_BYTE
+ * 320   priority slot   an unaligned barrier that overtakes the frames in the ring (see below)
+ * 384   guard line      64 bytes of CANARY_BYTE (never written after allocation)
+ * 448   data            `capacity` bytes (a power of two), frames at 8-byte aligned positions
+ * 448+capacity          guard line, 64 bytes of CANARY_BYTE
+ * ```
+ *
+ * Priority slot (one line; the writer fills it only while its state is FREE, the reader empties it):
+ *
+ * ```
+ * +0   state          int32: 0 free, 1 posted (writer: Atomics.store after the fields), 2 taken
+ *                     (reader: collecting the overtaken frames), back to 0 by the reader when done
+ * +4   write index    int32: the writer's write index when it posted (frames before it are overtaken)
+ * +8   pending frames int32: frames the writer had queued locally (not yet in the ring) when it
+ *                     posted; they are overtaken too: the first `pending` frames after `write index`
+ * +12  type           int32: 0 checkpoint, 1 savepoint
+ * +16  checkpoint id  f64
+ * +24  timestamp      f64
  * ```
  *
  * Frame (in the data region, never straddling its end):
@@ -68,7 +82,22 @@ export const RING_CLOSED = 3 * WORDS_PER_LINE;
  * each write. 0 = the capacity is the only limit. A stale value only delays the change by a frame.
  */
 export const RING_IN_FLIGHT_LIMIT = 4 * WORDS_PER_LINE;
-export const RING_HEADER_BYTES = 5 * CACHE_LINE_BYTES;
+/**
+ * Priority slot (unaligned barriers that overtake the ring's frames; ring-buffer.ts
+ * `postPriorityBarrier` / `takePriorityBarrier`). Word indices into the header's Int32Array;
+ * the f64 fields are at byte offsets. State: writer stores POSTED (after the fields) only when
+ * FREE; reader stores TAKEN, then FREE once it collected the overtaken frames.
+ */
+export const RING_PRIORITY_STATE = 5 * WORDS_PER_LINE;
+export const RING_PRIORITY_WRITE_INDEX = RING_PRIORITY_STATE + 1;
+export const RING_PRIORITY_PENDING = RING_PRIORITY_STATE + 2;
+export const RING_PRIORITY_TYPE = RING_PRIORITY_STATE + 3;
+export const RING_PRIORITY_ID_BYTE = RING_PRIORITY_STATE * 4 + 16;
+export const RING_PRIORITY_TIMESTAMP_BYTE = RING_PRIORITY_STATE * 4 + 24;
+export const PRIORITY_FREE = 0;
+export const PRIORITY_POSTED = 1;
+export const PRIORITY_TAKEN = 2;
+export const RING_HEADER_BYTES = 6 * CACHE_LINE_BYTES;
 
 /** One guard line before and one after the data region; filled with CANARY_BYTE at allocation. */
 export const RING_GUARD_BYTES = CACHE_LINE_BYTES;
@@ -190,8 +219,10 @@ assertUnique('ring header words', [
   RING_WRITER_WAITING,
   RING_CLOSED,
   RING_IN_FLIGHT_LIMIT,
+  RING_PRIORITY_STATE,
 ]);
-if (RING_IN_FLIGHT_LIMIT * 4 >= RING_HEADER_BYTES) throw new Error('ring header words overflow the header');
+if (RING_PRIORITY_TIMESTAMP_BYTE + 8 > RING_HEADER_BYTES)
+  throw new Error('ring header words overflow the header');
 assertUnique('doorbell words', [DOORBELL_SEQUENCE, DOORBELL_SLEEPING, DOORBELL_CLOSED, DOORBELL_CONTROL]);
 if (MAX_CONTROL_PAYLOAD_BYTES < BARRIER_PAYLOAD_BYTES) throw new Error('control scratch too small');
 if (RING_MIN_CAPACITY < 2 * (FRAME_HEADER_BYTES + MAX_CONTROL_PAYLOAD_BYTES)) {

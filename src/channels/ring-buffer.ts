@@ -20,6 +20,9 @@ import {
   type ClosedBy,
   FRAME_ALIGN,
   FRAME_HEADER_BYTES,
+  PRIORITY_FREE,
+  PRIORITY_POSTED,
+  PRIORITY_TAKEN,
   RING_CLOSED,
   RING_DATA_OFFSET,
   RING_GUARD_BYTES,
@@ -28,6 +31,12 @@ import {
   RING_MAX_CAPACITY,
   RING_MIN_CAPACITY,
   RING_OVERHEAD_BYTES,
+  RING_PRIORITY_ID_BYTE,
+  RING_PRIORITY_PENDING,
+  RING_PRIORITY_STATE,
+  RING_PRIORITY_TIMESTAMP_BYTE,
+  RING_PRIORITY_TYPE,
+  RING_PRIORITY_WRITE_INDEX,
   RING_READ_INDEX,
   RING_WRITE_INDEX,
   RING_WRITER_WAITING,
@@ -40,6 +49,20 @@ import { type ParkOutcome, parkAsync, parkSync } from './park.js';
  * memory. The view is valid only during the call: copy or decode it before returning.
  */
 export type FrameVisitor = (word: number, payload: Uint8Array) => void;
+
+/**
+ * A barrier posted in the ring's priority slot: it overtakes every frame published before
+ * `writeIndex`, and the `pendingFrames` frames the writer publishes next (queued locally when it
+ * posted). The reader treats it as arrived now and those frames as in flight (channel state).
+ */
+export interface PriorityBarrier {
+  readonly checkpointId: number;
+  readonly timestamp: number;
+  /** 0 checkpoint, 1 savepoint. */
+  readonly type: number;
+  readonly writeIndex: number;
+  readonly pendingFrames: number;
+}
 
 const ALIGN_MASK = FRAME_ALIGN - 1;
 
@@ -99,6 +122,8 @@ export class RingBuffer {
   readonly stats = { writerParks: 0, writerNotifies: 0 };
 
   readonly #header: Int32Array;
+  /** The header's f64 fields (priority slot). */
+  readonly #headerView: DataView;
   readonly #bytes: Uint8Array;
   /** Same memory as #bytes; frame headers are 8-aligned so their words are read as int32. */
   readonly #words: Int32Array;
@@ -121,6 +146,7 @@ export class RingBuffer {
     this.maxPayloadBytes = capacity / 2 - FRAME_HEADER_BYTES;
     this.#mask = capacity - 1;
     this.#header = new Int32Array(buffer, 0, RING_HEADER_BYTES / 4);
+    this.#headerView = new DataView(buffer, 0, RING_HEADER_BYTES);
     this.#bytes = new Uint8Array(buffer, RING_DATA_OFFSET, capacity);
     this.#words = new Int32Array(buffer, RING_DATA_OFFSET, capacity / 4);
     this.#writeIndex = this.#cachedWriteIndex = Atomics.load(this.#header, RING_WRITE_INDEX) >>> 0;
@@ -168,6 +194,26 @@ export class RingBuffer {
     // The one publishing store: everything above becomes visible to the reader with it.
     Atomics.store(this.#header, RING_WRITE_INDEX, w | 0);
     return needed;
+  }
+
+  /**
+   * Writer only: posts a barrier into the priority slot, overtaking every frame published so far
+   * and the next `pendingFrames` frames (which the caller has queued and will publish first).
+   * Returns false (nothing posted) while the reader still holds an earlier one, or once closed:
+   * the caller then writes the barrier in band. Never blocks, whatever the ring's fill. The slot's
+   * fields are plain stores published by the one `Atomics.store` of its state; the caller rings
+   * the doorbell.
+   */
+  postPriorityBarrier(checkpointId: number, timestamp: number, type: number, pendingFrames: number): boolean {
+    if (this.closedBits !== 0) return false;
+    if (Atomics.load(this.#header, RING_PRIORITY_STATE) !== PRIORITY_FREE) return false;
+    this.#header[RING_PRIORITY_WRITE_INDEX] = this.#writeIndex | 0;
+    this.#header[RING_PRIORITY_PENDING] = pendingFrames;
+    this.#header[RING_PRIORITY_TYPE] = type;
+    this.#headerView.setFloat64(RING_PRIORITY_ID_BYTE, checkpointId, true);
+    this.#headerView.setFloat64(RING_PRIORITY_TIMESTAMP_BYTE, timestamp, true);
+    Atomics.store(this.#header, RING_PRIORITY_STATE, PRIORITY_POSTED);
+    return true;
   }
 
   /** Writer only: whether a frame with `payloadBytes` would fit now (refreshes the read index). */
@@ -255,6 +301,10 @@ export class RingBuffer {
       available = (this.#cachedWriteIndex - r) >>> 0;
       if (available === 0) return 0;
     }
+    // A posted priority barrier stops reading until the reader took it: checked after every
+    // refresh of the write index and before every frame, so no frame published after the post
+    // is read before the barrier is seen (then the posted write index is never behind us).
+    if (Atomics.load(this.#header, RING_PRIORITY_STATE) === PRIORITY_POSTED) return 0;
     let pos = r & this.#mask;
     let length = this.#words[pos >> 2] >>> 0;
     let released = 0;
@@ -292,6 +342,43 @@ export class RingBuffer {
       this.stats.writerNotifies++;
     }
     return released + total;
+  }
+
+  /** Reader only: whether a priority barrier is posted and not yet taken. One atomic load. */
+  priorityPosted(): boolean {
+    return Atomics.load(this.#header, RING_PRIORITY_STATE) === PRIORITY_POSTED;
+  }
+
+  /**
+   * Reader only: takes the posted priority barrier (the slot stays held, TAKEN, so the writer
+   * posts no other until {@link releasePriority}), or null when none is posted.
+   */
+  takePriorityBarrier(): PriorityBarrier | null {
+    if (Atomics.load(this.#header, RING_PRIORITY_STATE) !== PRIORITY_POSTED) return null;
+    const barrier: PriorityBarrier = {
+      checkpointId: this.#headerView.getFloat64(RING_PRIORITY_ID_BYTE, true),
+      timestamp: this.#headerView.getFloat64(RING_PRIORITY_TIMESTAMP_BYTE, true),
+      type: this.#header[RING_PRIORITY_TYPE],
+      writeIndex: this.#header[RING_PRIORITY_WRITE_INDEX] >>> 0,
+      pendingFrames: this.#header[RING_PRIORITY_PENDING],
+    };
+    if ((barrier.writeIndex - this.#readIndex) >>> 0 > this.capacity) {
+      throw new ChannelProtocolError(
+        `priority barrier ${barrier.checkpointId} posted at write index ${barrier.writeIndex}, behind the read index ${this.#readIndex}`,
+      );
+    }
+    Atomics.store(this.#header, RING_PRIORITY_STATE, PRIORITY_TAKEN);
+    return barrier;
+  }
+
+  /** Reader only: frees the priority slot once the overtaken frames are collected. */
+  releasePriority(): void {
+    Atomics.store(this.#header, RING_PRIORITY_STATE, PRIORITY_FREE);
+  }
+
+  /** Reader only: the read index (free-running byte counter). */
+  get readIndex(): number {
+    return this.#readIndex;
   }
 
   /** Reader only: whether a parked writer is worth waking once the read index is `r`. */

@@ -10,13 +10,15 @@
  * source ended, periodic checkpoints stop; once every task reported end of input, the final
  * checkpoint is triggered on all tasks directly (every channel is drained, so no barrier is
  * needed). Its completion lets the tasks exit, two-phase-commit sinks having committed their
- * last transaction.
+ * last transaction. When it is triggered, retried or given up is decided per execution by
+ * final-checkpoint-state.ts; events of a previous execution's tasks, and the outcome of its final
+ * checkpoint, are stale and ignored.
  *
  * Why one file: one class whose methods are the coordinator's effects on one execution (trigger,
  * notify, commit, restore plan, savepoint, final checkpoint) and share the execution's state; the
  * pure decisions are elsewhere (checkpoint-coordinator.ts, pending-checkpoint.ts,
- * restore-planning.ts, checkpoint-plan.ts), so what remains here is the sequencing, which reads
- * best in one place.
+ * restore-planning.ts, checkpoint-plan.ts, final-checkpoint-state.ts), so what remains here is
+ * the sequencing, which reads best in one place.
  */
 
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -41,10 +43,17 @@ import type {
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { assertNever } from '../util/assert-never.js';
 import { CheckpointCoordinator } from './checkpoint-coordinator.js';
 import { checkpointTypeOf } from './checkpoint-kind.js';
 import type { CompletedCheckpoint } from './completed-checkpoint.js';
 import { systemCoordinatorClock } from './coordinator-clock.js';
+import {
+  type FinalCheckpointEvent,
+  type FinalCheckpointState,
+  finalCheckpointStep,
+  initialFinalCheckpointState,
+} from './final-checkpoint-state.js';
 import type { JobClient } from './job-client.js';
 import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
 import { checkRestoreCompatibility, migrateLegacyUids } from './restore-compatibility.js';
@@ -70,9 +79,6 @@ const RECOVERED_STATS: CompletedCheckpoint['stats'] = {
   tasks: [],
 };
 
-/** Attempts at the final checkpoint before the job fails (each failure is logged). */
-const FINAL_CHECKPOINT_ATTEMPTS = 3;
-
 export class JobCheckpointing {
   readonly taskConfig: TaskCheckpointConfig;
   readonly #client: JobClient;
@@ -80,27 +86,15 @@ export class JobCheckpointing {
   readonly #coordinator: CheckpointCoordinator;
   readonly #temporaryDir: string | null;
   #execution: Execution | null = null;
-  #inputEnded = new Set<string>();
-  #finalAttempts = 0;
+  /** The tasks of `#execution`: an event of any other task (a failed attempt's) is stale. */
+  #attachedTasks: ReadonlySet<DeployedTask> = new Set();
+  /** Number of the attached execution (attach order): the final checkpoint's events name it. */
+  #executionNumber = 0;
   /**
-   * This execution's final checkpoint is triggered and not failed: pending, or completed (the
-   * tasks then exit). A savepoint refused at the end of the job must not trigger it again: the
-   * second one would wait for tasks that are gone and fail the job after its final checkpoint
-   * completed. Only that path checks it. The input-ended path and the retry of a rejected final
-   * checkpoint behave as before: guarding them too, and ignoring a rejection that arrives after a
-   * restart, left `alignment-timeout.test.ts` hanging in 1 of 3 runs — after a restart, the
-   * retry of the previous attempt's final trigger is what triggers the new attempt's final
-   * checkpoint there (its input-ended events are apparently lost; see the closing note of
-   * 2026-12-02), a latent bug to fix with its own test.
+   * When the final checkpoint is triggered, retried or given up, per execution, and held back by
+   * stop-with-savepoint (see final-checkpoint-state.ts). Changed only by `#finalStep`.
    */
-  #finalTriggered = false;
-  /**
-   * A savepoint of stop-with-savepoint is being taken or was taken: the job is about to be
-   * cancelled, so no final checkpoint may complete after it (it would commit output past the
-   * savepoint, and a run resumed from the savepoint would produce that output again). Reset only
-   * when the savepoint failed (the job runs on).
-   */
-  #stopping = false;
+  #final: FinalCheckpointState = initialFinalCheckpointState();
   /** Metadata of completed checkpoints, by id (what restore reads). */
   readonly #metadata = new Map<number, CheckpointMetadata>();
   readonly #packr = operatorStatePackr();
@@ -395,11 +389,20 @@ export class JobCheckpointing {
     return out;
   }
 
+  /**
+   * Starts checkpointing `execution`. Its tasks' events can only follow this call: the client
+   * calls it in the same synchronous step in which it constructed the execution, and task events
+   * arrive as MessagePort messages.
+   */
   attach(execution: Execution): void {
     this.#execution = execution;
-    this.#inputEnded = new Set();
-    this.#finalAttempts = 0;
-    this.#finalTriggered = false;
+    this.#attachedTasks = new Set(execution.tasks);
+    this.#executionNumber++;
+    this.#finalStep({
+      kind: 'attached',
+      execution: this.#executionNumber,
+      tasks: execution.tasks.map((t) => t.key),
+    });
     const sources = execution.tasks.filter((t) => t.isSource).map((t) => t.key);
     this.#coordinator.setTasks(
       sources,
@@ -413,6 +416,10 @@ export class JobCheckpointing {
   /** The execution ended: abort what is pending, wait for commits in flight. */
   async detach(): Promise<void> {
     this.#client.setCheckpointEventHandler(null);
+    // First: the final checkpoint that stop() aborts below is this execution's, and its
+    // rejection must not be retried on the next one.
+    this.#finalStep({ kind: 'detached' });
+    this.#attachedTasks = new Set();
     await this.#coordinator.stop('task-failure');
     this.#execution = null;
   }
@@ -432,6 +439,9 @@ export class JobCheckpointing {
   }
 
   #onEvent(task: DeployedTask, event: TaskEvent): void {
+    // A failed attempt's task shares its key with the restored attempt's: its late events
+    // (end of input, finished, acknowledgements) must not be taken for the new task's.
+    if (!this.#attachedTasks.has(task)) return;
     switch (event.kind) {
       case 'acknowledge':
         this.#coordinator.receiveAcknowledge(task.key, event.checkpointId, {
@@ -454,11 +464,10 @@ export class JobCheckpointing {
         );
         break;
       case 'input-ended':
-        this.#inputEnded.add(task.key);
         // Periodic checkpoints go on, triggering this task directly (FLIP-147), until every
         // source has ended.
         this.#coordinator.taskInputEnded(task.key);
-        if (this.#execution && this.#inputEnded.size === this.#execution.tasks.length) this.#triggerFinal();
+        this.#finalStep({ kind: 'input-ended', execution: this.#executionNumber, task: task.key });
         break;
       case 'finished':
         this.#coordinator.taskFinished(task.key);
@@ -471,32 +480,40 @@ export class JobCheckpointing {
     }
   }
 
-  #triggerFinal(): void {
-    // Stopping with a savepoint: the tasks wait at their end of input until they are cancelled.
-    if (this.#stopping) return;
-    this.#finalTriggered = true;
-    this.#finalAttempts++;
-    this.#coordinator.triggerCheckpoint('final').catch((error: unknown) => {
-      if (!this.#execution) return;
-      this.#finalTriggered = false;
-      if (this.#finalAttempts < FINAL_CHECKPOINT_ATTEMPTS) {
-        this.#client.warn(error);
-        this.#triggerFinal();
-      } else {
-        const e = error as Error;
-        this.#client.failExecution(
-          new TaskFailureError(
-            'checkpoint coordinator',
-            undefined,
-            `final checkpoint failed: ${e.message}`,
-            e.stack,
-            {
-              cause: error,
-            },
-          ),
-        );
+  /** Steps the final checkpoint's state machine and carries out its effects. */
+  #finalStep(event: FinalCheckpointEvent): void {
+    const { next, effects } = finalCheckpointStep(this.#final, event);
+    this.#final = next;
+    for (const effect of effects) {
+      switch (effect.kind) {
+        case 'trigger': {
+          const { execution, attempt } = effect;
+          this.#coordinator.triggerCheckpoint('final').then(
+            () => this.#finalStep({ kind: 'completed', execution, attempt }),
+            (error: unknown) => this.#finalStep({ kind: 'rejected', execution, attempt, error }),
+          );
+          break;
+        }
+        case 'warn':
+          this.#client.warn(effect.error);
+          break;
+        case 'fail-execution': {
+          const e = effect.error as Error;
+          this.#client.failExecution(
+            new TaskFailureError(
+              'checkpoint coordinator',
+              undefined,
+              `final checkpoint failed: ${e.message}`,
+              e.stack,
+              { cause: effect.error },
+            ),
+          );
+          break;
+        }
+        default:
+          assertNever(effect, 'final checkpoint effect');
       }
-    });
+    }
   }
 
   /**
@@ -515,15 +532,14 @@ export class JobCheckpointing {
     // that the savepoint does not cover, and a run restored from it would produce it again.
     // The same holds for the final checkpoint of a bounded job whose input ends meanwhile.
     this.#coordinator.suspendPeriodic();
-    this.#stopping = true;
+    this.#finalStep({ kind: 'savepoint-started' });
     let completed: CompletedCheckpoint;
     try {
       completed = await this.#coordinator.triggerCheckpoint('savepoint');
     } catch (error) {
-      // No savepoint, no stop: the job runs on, and ends with its final checkpoint after all.
-      this.#stopping = false;
-      if (this.#execution && !this.#finalTriggered && this.#inputEnded.size === this.#execution.tasks.length)
-        this.#triggerFinal();
+      // No savepoint, no stop: the job runs on, and ends with its final checkpoint after all
+      // (unless one is under way or done: a second would wait for tasks that exit after it).
+      this.#finalStep({ kind: 'savepoint-failed' });
       throw error;
     }
     const id = completed.checkpointId;

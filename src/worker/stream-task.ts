@@ -64,7 +64,12 @@ export const BLOCKING_PARK_MAX_MS = 50;
 
 /** What the task needs from its input gate (src/channels). */
 export interface TaskInputGate {
-  pollNext(): { readonly channelIndex: number; readonly frame: Frame } | null;
+  pollNext(): {
+    readonly channelIndex: number;
+    readonly frame: Frame;
+    /** Record batches an overtaking barrier passed (input-gate.ts GateFrame). */
+    readonly overtaken?: readonly (readonly unknown[])[];
+  } | null;
   block(channelIndex: number): void;
   unblock(channelIndex: number): void;
   readonly allEnded: boolean;
@@ -96,6 +101,11 @@ export interface TaskOutputChannel {
   waitForCapacity(): Promise<void>;
   /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
   interruptWait?(): void;
+  /**
+   * Unaligned checkpoints: writes a barrier that overtakes what the channel holds (channel-writer.ts);
+   * absent: the barrier is written in band.
+   */
+  writeOvertakingBarrier?(barrier: CheckpointBarrier): boolean;
   close(): void;
   /** Share of the ring in use (1 while backlogged), read for metrics; absent: not reported. */
   readonly fillRatio?: number;
@@ -277,8 +287,15 @@ export class StreamTask implements BarrierHandlerActions {
     this.#commands.push(c);
     this.#wakeup.wake();
     this.#o.gate?.wake();
-    // A task blocked on backpressure must see a cancel even when its consumer stopped reading.
-    if (c.kind === 'cancel') for (const w of this.#o.outputs) w.interruptWait?.();
+    // A task blocked on backpressure must see a cancel even when its consumer stopped reading,
+    // and an unaligned source its trigger: its barrier overtakes the full rings.
+    if (c.kind === 'cancel' || (c.kind === 'trigger' && this.#overtakes()))
+      for (const w of this.#o.outputs) w.interruptWait?.();
+  }
+
+  /** Whether this task's barriers overtake its output rings (unaligned checkpoints). */
+  #overtakes(): boolean {
+    return this.#o.checkpointing?.unaligned === true;
   }
 
   #emit(event: TaskEvent): void {
@@ -453,8 +470,14 @@ export class StreamTask implements BarrierHandlerActions {
           break;
         }
         case 'barrier':
-          if (this.#barrierHandler) this.#barrierHandler.onBarrier(channelIndex, frame);
-          else this.#forward(frame); // not checkpointing here: pass barriers through untouched
+          if (this.#barrierHandler) {
+            // An overtaking barrier: the batches it passed (delivered next) are its channel state.
+            if (next.overtaken !== undefined && recorder !== null) {
+              recorder.recordOvertaken(frame.checkpointId, channelIndex, next.overtaken);
+              this.#barrierHandler.onBarrier(channelIndex, frame);
+              recorder.dropStaged();
+            } else this.#barrierHandler.onBarrier(channelIndex, frame);
+          } else this.#forward(frame); // not checkpointing here: pass barriers through untouched
           break;
         case 'cancel-checkpoint':
           if (this.#barrierHandler) this.#barrierHandler.onCancelMarker(channelIndex, frame.checkpointId);
@@ -835,6 +858,13 @@ export class StreamTask implements BarrierHandlerActions {
   // ---------------------------------------------------------------- outputs
 
   #forward(frame: ControlFrame): void {
+    if (frame.kind === 'barrier' && frame.unaligned && this.#overtakes()) {
+      for (const w of this.#o.outputs) {
+        if (w.writeOvertakingBarrier) w.writeOvertakingBarrier(frame);
+        else w.writeControl(frame);
+      }
+      return;
+    }
     for (const w of this.#o.outputs) w.writeControl(frame);
   }
 
@@ -852,6 +882,8 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
+        // An unaligned source takes its checkpoint at once: its barrier overtakes the full rings.
+        if (this.#source && this.#overtakes()) this.#triggerWhileBlocked();
         this.#time.park('backpressured');
         try {
           await w.waitForCapacity();
@@ -860,6 +892,17 @@ export class StreamTask implements BarrierHandlerActions {
         }
       }
     }
+  }
+
+  /** Serves the queued checkpoint triggers (only those: the others wait for the loop). */
+  #triggerWhileBlocked(): void {
+    if (!this.#commands.some((c) => c.kind === 'trigger')) return;
+    const rest: Command[] = [];
+    for (const c of this.#commands.splice(0)) {
+      if (c.kind === 'trigger') this.#onTrigger(c.checkpointId, c.timestamp, c.checkpointType, c.final);
+      else rest.push(c);
+    }
+    this.#commands.push(...rest);
   }
 
   /** While blocked on backpressure only cancel is served; other commands wait for the loop. */

@@ -11,9 +11,9 @@
  * persisted. On restore, the recorded records are replayed into the operators before any new
  * input, so every record is reflected exactly once.
  *
- * Weir's barrier does not overtake the frames already queued in a ring (rings are FIFO); it is
- * forwarded ahead of nothing that the task has not processed yet. What unaligned removes is the
- * alignment wait: a slow or backpressured input no longer stalls the others.
+ * The barrier overtakes the frames already in a ring (priority slot, channel-reader.ts): the
+ * frames it passed come with it and are recorded by the task before this machine sees the
+ * barrier; this machine only decides when recording the channels that follow starts and ends.
  *
  * States:
  * - `idle`: no checkpoint in progress.

@@ -45,6 +45,8 @@ export class ChannelStateRecorder {
   readonly #refs: Int32Array;
   readonly #recordings = new Map<number, Recording>();
   readonly #packr = channelStatePackr();
+  /** Overtaken batches that arrived with the barrier that will open their checkpoint. */
+  #staged: { checkpointId: number; batches: ChannelStateBatch[] } | null = null;
 
   constructor(channels: readonly RecordedChannel[]) {
     this.#channels = channels;
@@ -57,8 +59,39 @@ export class ChannelStateRecorder {
     const done = new Promise<ChannelStateBatch[] | null>((r) => {
       resolve = r;
     });
-    this.#recordings.set(checkpointId, { channels: new Set(), batches: [], resolve, done });
+    const staged = this.#staged?.checkpointId === checkpointId ? this.#staged.batches : [];
+    this.#staged = null;
+    this.#recordings.set(checkpointId, { channels: new Set(), batches: staged, resolve, done });
     return done;
+  }
+
+  /**
+   * Records the batches an overtaking barrier of `checkpointId` passed on `channel` (packed now,
+   * before user code sees them). Call BEFORE handing the barrier to the barrier handler: when the
+   * barrier opens the checkpoint they are staged for {@link open}; {@link dropStaged} after the
+   * handler forgets them if it did not (a leftover barrier).
+   */
+  recordOvertaken(checkpointId: number, channel: number, batches: readonly (readonly unknown[])[]): void {
+    const ch = this.#channels[channel];
+    const packed: ChannelStateBatch[] = [];
+    for (const records of batches) {
+      if (records.length === 0) continue;
+      packed.push({
+        channel,
+        edgeId: ch.edgeId,
+        producerSubtask: ch.producerSubtask,
+        inputIndex: ch.inputIndex,
+        records: this.#packr.pack(records),
+      });
+    }
+    const r = this.#recordings.get(checkpointId);
+    if (r) r.batches.push(...packed);
+    else this.#staged = { checkpointId, batches: packed };
+  }
+
+  /** Forgets overtaken batches no checkpoint took (see {@link recordOvertaken}). */
+  dropStaged(): void {
+    this.#staged = null;
   }
 
   start(checkpointId: number, channels: readonly number[]): void {

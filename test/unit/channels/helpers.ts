@@ -2,7 +2,7 @@
 import { ChannelWriter, type ChannelWriterOptions } from '../../../src/channels/channel-writer.js';
 import { Doorbell } from '../../../src/channels/doorbell.js';
 import type { Frame } from '../../../src/channels/frame.js';
-import { InputGate } from '../../../src/channels/input-gate.js';
+import { type GateFrame, InputGate } from '../../../src/channels/input-gate.js';
 import { RingBuffer } from '../../../src/channels/ring-buffer.js';
 
 export interface Channels {
@@ -21,8 +21,8 @@ export function channels(n: number, capacity = 4096, options: ChannelWriterOptio
 }
 
 /** Polls the gate until it has nothing ready; returns what it got. */
-export function drain(gate: InputGate): { channelIndex: number; frame: Frame }[] {
-  const out: { channelIndex: number; frame: Frame }[] = [];
+export function drain(gate: InputGate): GateFrame[] {
+  const out: GateFrame[] = [];
   for (let f = gate.pollNext(); f !== null; f = gate.pollNext()) out.push(f);
   return out;
 }
