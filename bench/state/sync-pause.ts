@@ -146,7 +146,7 @@ async function measure(keys: number, backend: Backend): Promise<Row> {
     if (ticking) setImmediate(tick);
   };
   setImmediate(tick);
-  const serialized = await snap.serialize('full');
+  const serialized = await snap.encode('full');
   ticking = false;
   if (serialized.chunks.some((c) => c.bytes.length === 0)) throw new Error('empty chunk');
   const serializeMs = ms(process.hrtime.bigint() - t0);
@@ -169,8 +169,8 @@ async function measure(keys: number, backend: Backend): Promise<Row> {
     s.value()!.count++;
   }
   const cowCopies = copiesOf(b) - copiesBefore;
-  const delta = await snap2.serialize('delta');
-  const full = await snap2.serialize('full');
+  const delta = await snap2.encode('delta');
+  const full = await snap2.encode('full');
   snap2.release();
   await b.close();
 

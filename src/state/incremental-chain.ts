@@ -12,7 +12,9 @@
  * - A chain holds at most `fullEvery` links (1 full + `fullEvery − 1` deltas), which bounds both
  *   restore work and the chunks a retained checkpoint keeps alive.
  *
- * Pure bookkeeping (no I/O); one per keyed operator subtask, on the task thread.
+ * Pure bookkeeping (no I/O); one per keyed operator subtask, on the task thread. It is the
+ * incremental {@link SnapshotStrategy} of a keyed state backend: the backend asks it at each
+ * barrier whether the snapshot is full or a delta ({@link FULL_SNAPSHOTS} when not incremental).
  */
 
 import type { ChunkHandle } from './storage/chunk-handle.js';
@@ -29,6 +31,29 @@ export type ChainDecision =
       readonly deltas: number;
     };
 
+/**
+ * A backend's snapshot strategy: at the barrier it decides full or delta; it learns which chunks
+ * a checkpoint persisted and which checkpoints completed, so the next delta knows its base chain.
+ */
+export interface SnapshotStrategy {
+  /** `backendBase`: the confirmed checkpoint the backend's dirty-key tracking is relative to. */
+  decide(backendBase: number | undefined): ChainDecision;
+  persisted(checkpointId: number, decision: ChainDecision, own: readonly ChunkHandle[]): void;
+  confirm(checkpointId: number): void;
+  /** Restored state: the next snapshot is full. */
+  reset(): void;
+}
+
+const FULL: ChainDecision = { mode: 'full', shared: [] };
+
+/** The strategy of a backend without incremental checkpoints: every snapshot is full. */
+export const FULL_SNAPSHOTS: SnapshotStrategy = {
+  decide: () => FULL,
+  persisted() {},
+  confirm() {},
+  reset() {},
+};
+
 interface Link {
   /** Every chunk restore needs, in checkpoint order (the base chain, then this checkpoint's own). */
   readonly handles: readonly ChunkHandle[];
@@ -38,7 +63,7 @@ interface Link {
 
 export const DEFAULT_FULL_EVERY = 10;
 
-export class IncrementalChain {
+export class IncrementalChain implements SnapshotStrategy {
   readonly fullEvery: number;
   /** The confirmed base, or undefined (none yet, or just restored). */
   #base: ({ readonly checkpointId: number } & Link) | undefined;
@@ -64,7 +89,7 @@ export class IncrementalChain {
   decide(backendBase: number | undefined): ChainDecision {
     const base = this.#base;
     if (base === undefined || backendBase !== base.checkpointId || base.deltas + 1 >= this.fullEvery) {
-      return { mode: 'full', shared: [] };
+      return FULL;
     }
     return {
       mode: 'delta',

@@ -11,13 +11,13 @@ import type { SinkContext } from '../api/source.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import type { OperatorSpec } from '../graph/stream-graph.js';
 import type { InjectedFault } from '../protocol/injected-fault.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { assertNever } from '../util/assert-never.js';
 import type { BusyMarker } from './busy-marker.js';
 import { armFault } from './fault-injection.js';
 import { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { CoProcessOperator } from './operators/co-process-operator.js';
 import { IntervalJoinOperator } from './operators/interval-join-operator.js';
-import type { KeyedBackend } from './operators/keyed-backend.js';
 import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-operators.js';
 import { FilterOperator, FlatMapOperator, MapOperator } from './operators/one-input-operators.js';
 import { SinkOperator } from './operators/sink-operator.js';
@@ -43,7 +43,7 @@ export interface ChainEnvironment {
   readonly networkWatermarkOutputs: ReadonlyMap<number, WatermarkOutput>;
   /** The task's element timestamp and processing-time deadline, shared by the chain. */
   readonly time: TaskTime;
-  createKeyedBackend(uid: string, operatorName: string): KeyedBackend;
+  createKeyedBackend(uid: string, operatorName: string): KeyedStateBackend;
   /** Restored operator-state entries for `uid`, or undefined on a fresh start. */
   restoredOperatorState(uid: string): readonly unknown[] | undefined;
   sinkContext(base: RuntimeContext, restoredState: readonly unknown[] | undefined): SinkContext;

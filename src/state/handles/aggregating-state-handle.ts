@@ -1,5 +1,5 @@
 /**
- * Heap AggregatingState handle. Stores the accumulator. `add` and `get` are in-place touches
+ * AggregatingState handle (heap and lmdb backends alike). Stores the accumulator. `add` and `get` are in-place touches
  * when the accumulator is an object (`add` may mutate it; `getResult` may return it).
  */
 
@@ -9,7 +9,7 @@ import { isMutable } from '../copy-value.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateTable } from '../state-table.js';
 
-export class HeapAggregatingState<IN, ACC, OUT> implements AggregatingState<IN, OUT> {
+export class AggregatingStateHandle<IN, ACC, OUT> implements AggregatingState<IN, OUT> {
   readonly kind = 'aggregating' as const;
   readonly #core: KeyedStateCore;
   readonly #table: StateTable;

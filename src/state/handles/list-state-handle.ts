@@ -1,5 +1,5 @@
 /**
- * Heap ListState handle. The stored form is a JS array. Any access that exposes or appends to the
+ * ListState handle (heap and lmdb backends alike). The stored form is a JS array. Any access that exposes or appends to the
  * array touches the key: while a snapshot is live, the first such access per key and epoch copies
  * the whole list (O(list length)), as Flink's heap backend does.
  */
@@ -8,7 +8,7 @@ import type { ListState } from '../../api/functions.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateTable } from '../state-table.js';
 
-export class HeapListState<T> implements ListState<T> {
+export class ListStateHandle<T> implements ListState<T> {
   readonly kind = 'list' as const;
   readonly #core: KeyedStateCore;
   readonly #table: StateTable;

@@ -1,5 +1,5 @@
 /**
- * Heap MapState handle. One key's map is one entry (a {@link MapStateValue}); the first access per
+ * MapState handle (heap and lmdb backends alike). One key's map is one entry (a {@link MapStateValue}); the first access per
  * key and epoch that can mutate it or expose a mutable value copies the whole map while a
  * snapshot is live (O(map size)). `contains`, `isEmpty` and `keys` never copy; `get` copies only
  * when the value it returns is an object. A map that becomes empty is removed.
@@ -12,7 +12,7 @@ import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateTable } from '../state-table.js';
 import { MapStateValue } from './map-state-value.js';
 
-export class HeapMapState<K, V> implements MapState<K, V> {
+export class MapStateHandle<K, V> implements MapState<K, V> {
   readonly kind = 'map' as const;
   readonly #core: KeyedStateCore;
   readonly #table: StateTable;

@@ -1,5 +1,5 @@
 /**
- * Heap ReducingState handle. `add` folds with the reduce function, which may mutate and return
+ * ReducingState handle (heap and lmdb backends alike). `add` folds with the reduce function, which may mutate and return
  * its accumulator, so `add` is an in-place touch (a copy while a snapshot is live, once per key
  * and epoch, only when the value is an object).
  */
@@ -10,7 +10,7 @@ import { isMutable } from '../copy-value.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateTable } from '../state-table.js';
 
-export class HeapReducingState<T> implements ReducingState<T> {
+export class ReducingStateHandle<T> implements ReducingState<T> {
   readonly kind = 'reducing' as const;
   readonly #core: KeyedStateCore;
   readonly #table: StateTable;

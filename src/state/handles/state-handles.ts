@@ -20,11 +20,11 @@ import { StateAccessError } from '../../errors.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateKind } from '../state-entry.js';
 import type { StateTable } from '../state-table.js';
-import { HeapAggregatingState } from './aggregating-state-handle.js';
-import { HeapListState } from './list-state-handle.js';
-import { HeapMapState } from './map-state-handle.js';
-import { HeapReducingState } from './reducing-state-handle.js';
-import { HeapValueState } from './value-state-handle.js';
+import { AggregatingStateHandle } from './aggregating-state-handle.js';
+import { ListStateHandle } from './list-state-handle.js';
+import { MapStateHandle } from './map-state-handle.js';
+import { ReducingStateHandle } from './reducing-state-handle.js';
+import { ValueStateHandle } from './value-state-handle.js';
 
 /** Every handle records its kind, so a cached handle can be checked against the kind asked for. */
 interface AnyHandle {
@@ -47,29 +47,34 @@ export class StateHandles implements KeyedStateStore {
 
   value<T>(name: string, options?: StateOptions): ValueState<T> {
     const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'value') return h as HeapValueState<T>;
-    return this.#register(name, 'value', options, (t) => new HeapValueState<T>(this.core, t));
+    if (h !== undefined && h.kind === 'value') return h as ValueStateHandle<T>;
+    return this.#register(name, 'value', options, (t) => new ValueStateHandle<T>(this.core, t));
   }
 
   list<T>(name: string, options?: StateOptions): ListState<T> {
     const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'list') return h as HeapListState<T>;
-    return this.#register(name, 'list', options, (t) => new HeapListState<T>(this.core, t));
+    if (h !== undefined && h.kind === 'list') return h as ListStateHandle<T>;
+    return this.#register(name, 'list', options, (t) => new ListStateHandle<T>(this.core, t));
   }
 
   map<K, V>(name: string, options?: StateOptions): MapState<K, V> {
     const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'map') return h as unknown as HeapMapState<K, V>;
-    return this.#register(name, 'map', options, (t) => new HeapMapState<K, V>(this.core, t));
+    if (h !== undefined && h.kind === 'map') return h as unknown as MapStateHandle<K, V>;
+    return this.#register(name, 'map', options, (t) => new MapStateHandle<K, V>(this.core, t));
   }
 
   /** The reduce function of the first call for `name` is the one used. */
   reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T> {
     const h = this.#handles.get(name);
-    if (h !== undefined && h.kind === 'reducing') return h as HeapReducingState<T>;
+    if (h !== undefined && h.kind === 'reducing') return h as ReducingStateHandle<T>;
     if (typeof reduceFn !== 'function')
       throw new TypeError(`reducing state '${name}' needs a reduce function`);
-    return this.#register(name, 'reducing', options, (t) => new HeapReducingState<T>(this.core, t, reduceFn));
+    return this.#register(
+      name,
+      'reducing',
+      options,
+      (t) => new ReducingStateHandle<T>(this.core, t, reduceFn),
+    );
   }
 
   /** The aggregate function of the first call for `name` is the one used. */
@@ -80,7 +85,7 @@ export class StateHandles implements KeyedStateStore {
   ): AggregatingState<IN, OUT> {
     const h = this.#handles.get(name);
     if (h !== undefined && h.kind === 'aggregating')
-      return h as unknown as HeapAggregatingState<IN, ACC, OUT>;
+      return h as unknown as AggregatingStateHandle<IN, ACC, OUT>;
     const f = aggregateFunction;
     if (
       typeof f?.createAccumulator !== 'function' ||
@@ -89,7 +94,7 @@ export class StateHandles implements KeyedStateStore {
     ) {
       throw new TypeError(`aggregating state '${name}' needs { createAccumulator, add, getResult }`);
     }
-    return this.#register(name, 'aggregating', options, (t) => new HeapAggregatingState(this.core, t, f));
+    return this.#register(name, 'aggregating', options, (t) => new AggregatingStateHandle(this.core, t, f));
   }
 
   #register<H extends AnyHandle>(

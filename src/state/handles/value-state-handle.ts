@@ -1,11 +1,11 @@
-/** Heap ValueState handle: one value per key. Stateless apart from its table; cached per name. */
+/** ValueState handle (heap and lmdb backends alike): one value per key. Stateless apart from its table; cached per name. */
 
 import type { ValueState } from '../../api/functions.js';
 import { isMutable } from '../copy-value.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateTable } from '../state-table.js';
 
-export class HeapValueState<T> implements ValueState<T> {
+export class ValueStateHandle<T> implements ValueState<T> {
   readonly kind = 'value' as const;
   readonly #core: KeyedStateCore;
   readonly #table: StateTable;

@@ -3,41 +3,31 @@
  * (after the write-back cache was flushed), i.e. an MVCC view of the state at the barrier that
  * later writes cannot change. Holding it open costs LMDB pages kept alive, not copies.
  *
- * Serialization produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
+ * Encoding produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
  * 'full' scans each key group's key range in the view; 'delta' reads the keys touched since the
  * base checkpoint (the dirty epochs) in the view, an upsert or a tombstone each. It runs one key
- * group at a time synchronously and yields to the event loop between key groups.
+ * group at a time synchronously and yields to the event loop between key groups (the loop shared
+ * with the heap snapshot, in `abstract-keyed-state-snapshot.ts`).
  */
 
 import type { Transaction } from 'lmdb';
 import { StateAccessError } from '../../errors.js';
+import { AbstractKeyedStateSnapshot } from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
-import type {
-  KeyedStateSnapshotMetadata,
-  SerializedKeyedState,
-  SnapshotMode,
-} from '../heap/heap-keyed-state-snapshot.js';
-import {
-  type ChunkKind,
-  type ChunkSection,
-  encodeKeyGroupChunk,
-  type KeyGroupChunk,
-} from '../key-group-chunk.js';
-import type { KeyedStateBackendSnapshot, SerializeOptions } from '../keyed-state-backend.js';
+import type { SnapshotStrategy } from '../incremental-chain.js';
+import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
+import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore } from './lmdb-state-core.js';
 
 /**
- * Entries serialized between two yields to the event loop (a key group is never split). Lower
+ * Entries encoded between two yields to the event loop (a key group is never split). Lower
  * than the heap's: each entry is read from LMDB and decoded before it is encoded again.
  */
 export const LMDB_YIELD_EVERY = 1024;
 
-export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
-  readonly checkpointId: number;
-  readonly timestamp: number;
-  readonly baseCheckpointId: number | undefined;
+export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   readonly #core: LmdbStateCore;
   readonly #epochs: readonly DirtyEpoch[];
   #txn: Transaction | undefined;
@@ -46,15 +36,14 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
   /** @internal Created by `LmdbKeyedStateBackend.snapshot` right after a flush. */
   constructor(
     core: LmdbStateCore,
+    strategy: SnapshotStrategy,
     checkpointId: number,
     timestamp: number,
     begun: { baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] },
     onRelease: (s: LmdbKeyedStateSnapshot) => void,
   ) {
+    super(core, core.packr, strategy, checkpointId, timestamp, begun.baseCheckpointId);
     this.#core = core;
-    this.checkpointId = checkpointId;
-    this.timestamp = timestamp;
-    this.baseCheckpointId = begun.baseCheckpointId;
     this.#epochs = begun.epochs;
     this.#onRelease = onRelease;
     this.#txn = core.db.useReadTransaction();
@@ -64,69 +53,18 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
     return this.#txn === undefined;
   }
 
-  /** With `release`, the read transaction ends as soon as the serialization does. */
-  async serialize(
-    mode: SnapshotMode = 'full',
-    options: SerializeOptions = {},
-  ): Promise<SerializedKeyedState> {
+  /** With `release`, the read transaction ends as soon as the encoding does. */
+  async encode(mode: SnapshotMode = 'full', options: EncodeOptions = {}): Promise<SerializedKeyedState> {
     this.#live();
     try {
-      return await this.#serialize(mode);
+      const tally = this.newTally(mode);
+      const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
+      const chunks: KeyGroupChunk[] = [];
+      for await (const c of this.encodeGroups(tally, groups, LMDB_YIELD_EVERY)) chunks.push(c);
+      return { metadata: this.metadata(tally), chunks };
     } finally {
       if (options.release === true) this.release();
     }
-  }
-
-  async #serialize(mode: SnapshotMode): Promise<SerializedKeyedState> {
-    const kind: ChunkKind = mode === 'delta' && this.baseCheckpointId !== undefined ? 'delta' : 'full';
-    const chunks: KeyGroupChunk[] = [];
-    let entries = 0;
-    let tombstones = 0;
-    let bytes = 0;
-    let sinceYield = 0;
-    const groups = kind === 'full' ? this.#allGroups() : mergeDirtyEpochs(this.#epochs);
-    for (const [g, dirty] of groups) {
-      const txn = this.#live();
-      const sections = dirty === undefined ? this.#fullSections(g, txn) : this.#deltaSections(g, dirty, txn);
-      let work = 1;
-      for (const s of sections) {
-        entries += s[2].length / 3;
-        tombstones += s[3].length;
-        work += s[2].length / 3 + s[3].length;
-      }
-      if (sections.length > 0) {
-        const chunk = encodeKeyGroupChunk(
-          this.#core.packr,
-          this.#core.range.start + g,
-          kind,
-          this.checkpointId,
-          kind === 'delta' ? this.baseCheckpointId : undefined,
-          sections,
-          this.#core.operatorName,
-        );
-        bytes += chunk.bytes.length;
-        chunks.push(chunk);
-      }
-      sinceYield += work;
-      if (sinceYield >= LMDB_YIELD_EVERY) {
-        sinceYield = 0;
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-    }
-    const metadata: KeyedStateSnapshotMetadata = {
-      format: 1,
-      kind,
-      checkpointId: this.checkpointId,
-      baseCheckpointId: kind === 'delta' ? this.baseCheckpointId : undefined,
-      timestamp: this.timestamp,
-      maxParallelism: this.#core.maxParallelism,
-      keyGroupRange: this.#core.range,
-      keyGroups: chunks.map((c) => c.keyGroup),
-      entries,
-      tombstones,
-      bytes,
-    };
-    return { metadata, chunks };
   }
 
   /** Ends the read transaction. Idempotent. */
@@ -147,8 +85,9 @@ export class LmdbKeyedStateSnapshot implements KeyedStateBackendSnapshot {
     return this.#txn;
   }
 
-  *#allGroups(): Iterable<[number, undefined]> {
-    for (let g = 0; g < this.#core.groupCount; g++) yield [g, undefined];
+  protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
+    const txn = this.#live();
+    return dirty === undefined ? this.#fullSections(g, txn) : this.#deltaSections(g, dirty, txn);
   }
 
   /** Every unexpired entry of group `g` in the view, by state. */

@@ -23,10 +23,10 @@
 import type { ResolvedAsyncOptions } from '../../api/async-options.js';
 import type { AsyncContext, KeySelector, ListState, RuntimeContext } from '../../api/functions.js';
 import { AsyncRequestError, AsyncTimeoutError, StateAccessError } from '../../errors.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import { KeyedAsyncContext, RecordAsyncContext } from '../async-io/async-context.js';
 import { type QueueRecord, StreamElementQueue } from '../async-io/stream-element-queue.js';
 import type { TaskTime } from '../timers/task-time.js';
-import type { KeyedBackend } from './keyed-backend.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -100,7 +100,7 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
     options: ResolvedAsyncOptions,
     readonly time: TaskTime,
     /** Keyed operators only, with `keySelector`: holds the unemitted records at checkpoints. */
-    readonly backend: KeyedBackend | undefined,
+    readonly backend: KeyedStateBackend | undefined,
     readonly keySelector: KeySelector<unknown, unknown> | undefined,
     /** Non-keyed operators: the restored operator-state entries, `undefined` on a fresh start. */
     readonly restored: readonly unknown[] | undefined,
@@ -208,14 +208,13 @@ export class AsyncWaitOperator extends AbstractStreamOperator {
   }
 
   override notifyCheckpointComplete(checkpointId: number): void {
-    this.backend?.notifyCheckpointComplete?.(checkpointId);
+    this.backend?.notifyCheckpointComplete(checkpointId);
   }
 
   override close(): void {
     this.#closed = true;
     for (const req of this.#open) if (req.timer) clearTimeout(req.timer);
     this.#open.clear();
-    this.backend?.dispose();
   }
 
   override counters(): Readonly<Record<string, number>> {

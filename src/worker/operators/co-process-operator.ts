@@ -4,9 +4,9 @@
  */
 
 import type { CoProcessFunction, KeySelector, OnTimerContext, RuntimeContext } from '../../api/functions.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
-import type { KeyedBackend } from './keyed-backend.js';
 import { keyedContext, onTimerContext, timerServiceView } from './keyed-operators.js';
 import {
   AbstractStreamOperator,
@@ -34,7 +34,7 @@ export class CoProcessOperator extends AbstractStreamOperator {
     out: Output,
     readonly fn: CoProcessFunction<unknown, unknown, unknown, RuntimeContext>,
     readonly keyed:
-      | { backend: KeyedBackend; selectors: readonly [KeySelector<any, any>, KeySelector<any, any>] }
+      | { backend: KeyedStateBackend; selectors: readonly [KeySelector<any, any>, KeySelector<any, any>] }
       | undefined,
     time: TaskTime,
   ) {
@@ -103,9 +103,6 @@ export class CoProcessOperator extends AbstractStreamOperator {
     return { operatorState: [], keyedState: this.keyed?.backend.snapshot(checkpointId) };
   }
   override notifyCheckpointComplete(checkpointId: number): void {
-    this.keyed?.backend.notifyCheckpointComplete?.(checkpointId);
-  }
-  override close(): void {
-    this.keyed?.backend.dispose();
+    this.keyed?.backend.notifyCheckpointComplete(checkpointId);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Interval join (Flink's `IntervalJoinOperator`), semantics on `src/api/interval-join.ts`.
  *
- * State (keyed, in the operator's `KeyedBackend`): {@link LEFT_BUFFER} and {@link RIGHT_BUFFER},
+ * State (keyed, in the operator's `KeyedStateBackend`): {@link LEFT_BUFFER} and {@link RIGHT_BUFFER},
  * per key a map `timestamp -> elements`, plus cleanup timers in an {@link InternalTimerService}.
  * A left element at `t` can still meet right elements up to `t + upper`, a right element at `t`
  * left elements up to `t - lower`; once the watermark passes that time (no later partner can
@@ -13,9 +13,9 @@
 import type { MapState, RuntimeContext } from '../../api/functions.js';
 import type { ProcessJoinContext } from '../../api/interval-join.js';
 import type { OperatorSpec } from '../../graph/stream-graph.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import { InternalTimerService } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
-import type { KeyedBackend } from './keyed-backend.js';
 import { AbstractKeyedOperator } from './keyed-operators.js';
 import { type Output, userCodeError } from './stream-operator.js';
 import { synchronousResult } from './synchronous-result.js';
@@ -39,7 +39,7 @@ export class IntervalJoinOperator extends AbstractKeyedOperator {
     uid: string,
     ctx: RuntimeContext,
     out: Output,
-    backend: KeyedBackend,
+    backend: KeyedStateBackend,
     spec: IntervalJoinSpec,
     time: TaskTime,
   ) {

@@ -15,9 +15,9 @@ import type {
   TimerService,
   ValueState,
 } from '../../api/functions.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
-import type { KeyedBackend } from './keyed-backend.js';
 import {
   AbstractStreamOperator,
   type OperatorSnapshot,
@@ -66,7 +66,7 @@ export function timerServiceView(timers: InternalTimerService): TimerService {
  */
 export function keyedContext(
   base: RuntimeContext,
-  backend: KeyedBackend,
+  backend: KeyedStateBackend,
   time?: TaskTime,
   timers: TimerService = NO_TIMERS,
 ): KeyedContext {
@@ -112,7 +112,7 @@ export abstract class AbstractKeyedOperator extends AbstractStreamOperator {
     uid: string,
     ctx: RuntimeContext,
     out: Output,
-    protected readonly backend: KeyedBackend,
+    protected readonly backend: KeyedStateBackend,
   ) {
     super(nodeId, name, uid, ctx, out);
   }
@@ -120,12 +120,9 @@ export abstract class AbstractKeyedOperator extends AbstractStreamOperator {
     return { operatorState: [], keyedState: this.backend.snapshot(checkpointId) };
   }
   override notifyCheckpointComplete(checkpointId: number): void {
-    this.backend.notifyCheckpointComplete?.(checkpointId);
+    this.backend.notifyCheckpointComplete(checkpointId);
   }
-  override close(): void {
-    this.backend.dispose();
-  }
-  /** `keyGroup` (≥ 0): the record's key group from its frame, spares the hash (KeyedBackend). */
+  /** `keyGroup` (≥ 0): the record's key group from its frame, spares the hash (KeyedStateBackend). */
   protected setKey(selector: KeySelector<unknown, unknown>, value: unknown, keyGroup = -1): void {
     let key: unknown;
     try {
@@ -155,7 +152,7 @@ export class KeyedProcessOperator extends AbstractKeyedOperator {
     uid: string,
     ctx: RuntimeContext,
     out: Output,
-    backend: KeyedBackend,
+    backend: KeyedStateBackend,
     readonly fn: KeyedProcessFunction<unknown, unknown, unknown>,
     readonly onTimer: OnTimerFunction<unknown, unknown> | undefined,
     readonly keySelector: KeySelector<unknown, unknown>,
@@ -205,7 +202,7 @@ export class KeyedReduceOperator extends AbstractKeyedOperator {
     uid: string,
     ctx: RuntimeContext,
     out: Output,
-    backend: KeyedBackend,
+    backend: KeyedStateBackend,
     readonly fn: ReduceFunction<unknown>,
     readonly keySelector: KeySelector<unknown, unknown>,
   ) {

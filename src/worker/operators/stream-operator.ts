@@ -7,7 +7,7 @@
 import type { RuntimeContext } from '../../api/functions.js';
 import type { SourceLag } from '../../api/source.js';
 import { AsyncUserFunctionError, KeyNotSerializableError } from '../../errors.js';
-import type { ChunkHandle } from '../../state/storage/chunk-handle.js';
+import type { KeyedStateSnapshot } from '../../state/keyed-state-backend.js';
 
 export interface Output {
   collect(value: unknown): void;
@@ -39,31 +39,12 @@ export interface OperatorSnapshot {
    * part awaits it before it acknowledges, and a rejection declines the checkpoint.
    */
   readonly operatorState: readonly unknown[] | Promise<readonly unknown[]>;
-  /** Keyed-state snapshot to persist asynchronously; `undefined` for operators without keyed state. */
+  /**
+   * Keyed-state snapshot to persist asynchronously (the backend's, as its strategy decided: full or
+   * delta); `undefined` for operators without keyed state. An operator that wraps it must forward
+   * `sharedChunks` and `persisted` too, or the backend never gets a confirmed base.
+   */
   readonly keyedState: KeyedStateSnapshot | undefined;
-}
-
-/** A consistent, immutable view of keyed state taken at the barrier, persisted later. */
-export interface KeyedStateSnapshot {
-  /**
-   * Serializes the view into per-key-group chunks (async part). Its last use: the view releases
-   * itself as it goes (copy-on-write stops for each key group once encoded) and when it ends.
-   */
-  serialize(): Promise<readonly { name: string; keyGroup?: number; bytes: Uint8Array }[]>;
-  /**
-   * Incremental snapshots: chunks of earlier checkpoints that this one builds on (its base and
-   * the deltas since, in checkpoint order). They are acknowledged before the new chunks, so the
-   * checkpoint's metadata names the whole chain and restore applies it in order.
-   */
-  readonly sharedChunks?: readonly ChunkHandle[];
-  /**
-   * Called with the handles of the chunks `serialize()` produced, once they are durable. An
-   * operator that wraps a backend's snapshot must forward both `sharedChunks` and `persisted`, or
-   * neither (then the backend never gets a confirmed base and every snapshot stays full).
-   */
-  persisted?(handles: readonly ChunkHandle[]): void;
-  /** Lets copy-on-write stop preserving this view. */
-  release(): void;
 }
 
 export interface StreamOperator {

@@ -4,7 +4,7 @@
  * state, and fires a window when its time (`end - 1`) is reached. Semantics are documented on
  * `WindowedStream` (src/api/windowed-stream.ts); this file is the mechanism.
  *
- * State (all keyed, in the operator's `KeyedBackend`, so snapshots, rescaling and restore need no
+ * State (all keyed, in the operator's `KeyedStateBackend`, so snapshots, rescaling and restore need no
  * code here):
  * - {@link WINDOW_CONTENTS}: per key, a map `"start/end" -> { start, end, acc }`, where `acc` is
  *   the reduced value (`reduce`), the accumulator (`aggregate`), the elements (`process`), or
@@ -26,9 +26,9 @@ import type { AggregateFunction, MapState, RuntimeContext } from '../../api/func
 import type { WindowContext } from '../../api/windowed-stream.js';
 import { type TimeWindow, windowCover, windowsIntersect } from '../../api/windows.js';
 import type { OperatorSpec } from '../../graph/stream-graph.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import { InternalTimerService, type TimeDomain } from '../timers/internal-timer-service.js';
 import type { TaskTime } from '../timers/task-time.js';
-import type { KeyedBackend } from './keyed-backend.js';
 import { AbstractKeyedOperator } from './keyed-operators.js';
 import { type Output, userCodeError } from './stream-operator.js';
 import { synchronousResult } from './synchronous-result.js';
@@ -62,7 +62,7 @@ export class WindowOperator extends AbstractKeyedOperator {
     uid: string,
     ctx: RuntimeContext,
     out: Output,
-    backend: KeyedBackend,
+    backend: KeyedStateBackend,
     spec: WindowSpec,
     time: TaskTime,
     lateOutput: Output | undefined,

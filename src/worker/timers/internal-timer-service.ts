@@ -2,7 +2,7 @@
  * The timers of one keyed operator (Flink's `InternalTimerService`): event-time and
  * processing-time timers per key, deduplicated per `(key, timestamp)`.
  *
- * State: the timers are keyed map state (`timestamp -> 1`) in the operator's `KeyedBackend`
+ * State: the timers are keyed map state (`timestamp -> 1`) in the operator's `KeyedStateBackend`
  * (state names {@link EVENT_TIMERS} and {@link PROCESSING_TIMERS}), so they are snapshotted,
  * redistributed by key group on rescale and restored by whichever backend is in use, with no
  * snapshot code here. The two heaps are in-memory indexes, rebuilt from state when the service is
@@ -19,7 +19,7 @@
  */
 
 import type { MapState } from '../../api/functions.js';
-import type { KeyedBackend } from '../operators/keyed-backend.js';
+import type { KeyedStateBackend } from '../../state/keyed-state-backend.js';
 import type { TaskTime } from './task-time.js';
 import { TimerHeap } from './timer-heap.js';
 
@@ -32,7 +32,7 @@ export type TimeDomain = 'event' | 'processing';
 export type TimerCallback = (timestamp: number, domain: TimeDomain) => void;
 
 export class InternalTimerService {
-  readonly #backend: KeyedBackend;
+  readonly #backend: KeyedStateBackend;
   readonly #time: TaskTime;
   readonly #onTimer: TimerCallback;
   readonly #eventHeap = new TimerHeap();
@@ -42,7 +42,7 @@ export class InternalTimerService {
   #watermark = -Infinity;
   #firing = false;
 
-  constructor(backend: KeyedBackend, time: TaskTime, onTimer: TimerCallback) {
+  constructor(backend: KeyedStateBackend, time: TaskTime, onTimer: TimerCallback) {
     this.#backend = backend;
     this.#time = time;
     this.#onTimer = onTimer;

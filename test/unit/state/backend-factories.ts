@@ -9,6 +9,7 @@ export interface BackendOptions {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
   readonly incremental?: boolean;
+  readonly fullEvery?: number;
   readonly clock?: () => number;
 }
 

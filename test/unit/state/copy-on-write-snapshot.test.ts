@@ -8,7 +8,7 @@ const RANGE = { start: 0, end: 31 };
 const newBackend = () => new HeapKeyedStateBackend({ maxParallelism: 32, keyGroupRange: RANGE });
 
 async function restored(snap: HeapKeyedStateSnapshot, schema: Schema) {
-  const { chunks } = await snap.serialize();
+  const { chunks } = await snap.encode();
   const b = newBackend();
   b.restore(chunks);
   return dumpBackend(b, schema);
@@ -123,7 +123,7 @@ describe('copy-on-write snapshot: the state at the barrier', () => {
     const before = b.counters.valuesCopied;
     s.value()!.n++;
     expect(b.counters.valuesCopied).toBe(before);
-    await expect(snap.serialize()).rejects.toThrow(StateAccessError);
+    await expect(snap.encode()).rejects.toThrow(StateAccessError);
   });
 
   it('serialization interleaved with writes still yields the barrier state', async () => {
@@ -274,7 +274,7 @@ describe('a releasing serialization (the checkpoint path)', () => {
       // Dumps are taken before the barrier: reading objects touches them (makes preimages).
       const olderState = dumpBackend(b, schema);
       const older = b.snapshot(1);
-      const olderFull = await older.serialize('full');
+      const olderFull = await older.encode('full');
       b.notifyCheckpointComplete(1);
       mutate(b, next, KEYS);
       const atBarrier = dumpBackend(b, schema);
@@ -286,13 +286,13 @@ describe('a releasing serialization (the checkpoint path)', () => {
         mutate(b, next, 300);
       }
       expect(snap.released).toBe(true);
-      await expect(snap.serialize()).rejects.toThrow(StateAccessError);
+      await expect(snap.encode()).rejects.toThrow(StateAccessError);
       const restored = newBackend();
       restored.restore(mode === 'full' ? chunks : [...olderFull.chunks, ...chunks]);
       expect(dumpBackend(restored, schema)).toEqual(atBarrier);
       // The older snapshot, still live, is unaffected.
       const olderRestored = newBackend();
-      olderRestored.restore((await older.serialize('full')).chunks);
+      olderRestored.restore((await older.encode('full')).chunks);
       expect(dumpBackend(olderRestored, schema)).toEqual(olderState);
       older.release();
       expect(b.liveSnapshots).toBe(0);
@@ -307,7 +307,7 @@ describe('a releasing serialization (the checkpoint path)', () => {
       s.update({ n: k });
     }
     const first = b.snapshot(1);
-    await first.serialize('full', { release: true });
+    await first.encode('full', { release: true });
     b.notifyCheckpointComplete(1);
     b.setCurrentKey(7); // one dirty key: the delta visits one group
     s.update({ n: -7 });

@@ -10,7 +10,7 @@ async function serialized() {
     b.value<{ k: number }>('v').update({ k });
   }
   const s = b.snapshot(1);
-  const out = await s.serialize();
+  const out = await s.encode();
   s.release();
   return out;
 }

@@ -49,7 +49,7 @@ describe('heap backend: cached current-key entry', () => {
     b.setCurrentKey('k');
     b.value<number>('v').update(1);
     const snapshot = b.snapshot(1);
-    const chunks = (await snapshot.serialize()).chunks;
+    const chunks = (await snapshot.encode()).chunks;
     snapshot.release();
     b.value<number>('v').update(99);
     expect(b.value<number>('v').value()).toBe(99);

@@ -1,7 +1,7 @@
 /**
  * Incremental checkpoints through real checkpoint storage, as the runtime drives them: two
- * subtasks of one keyed operator snapshot with an IncrementalChain (full base, then deltas that
- * acknowledge their base chain as shared chunks), some checkpoints are declined, commits are
+ * subtasks of one keyed operator snapshot as their backend's snapshot strategy decides (full
+ * base, then deltas that acknowledge their base chain as shared chunks), some checkpoints are declined, commits are
  * confirmed, and retention keeps two checkpoints. After every step, every retained checkpoint
  * restores (at parallelism 1, 2 and 3, through the restore planner) to exactly the state at its
  * barrier, and that equals a restore of a full snapshot taken at the same barrier.
@@ -10,7 +10,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { planTaskRestores } from '../../../src/coordinator/task-restore-planner.js';
 import type { ExecutionPlan } from '../../../src/graph/execution-plan.js';
-import { IncrementalChain } from '../../../src/state/incremental-chain.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { keyGroupRangeFor } from '../../../src/state/key-groups.js';
 import type { KeyedStateBackend } from '../../../src/state/keyed-state-backend.js';
@@ -77,15 +76,16 @@ describe.each(Object.entries(backendFactories))('incremental checkpoints (%s bac
     cleanups.push(t.remove);
     const storage = CheckpointStorage.open(t.dir);
     cleanups.push(() => storage.close());
-    const subtasks: { backend: KeyedStateBackend; chain: IncrementalChain }[] = [];
+    const subtasks: { backend: KeyedStateBackend }[] = [];
     for (let i = 0; i < 2; i++) {
       const backend = await make({
         maxParallelism: MAX_P,
         keyGroupRange: keyGroupRangeFor(MAX_P, 2, i),
         incremental: true,
+        fullEvery: 4,
       });
       cleanups.push(() => backend.close());
-      subtasks.push({ backend, chain: new IncrementalChain(4) });
+      subtasks.push({ backend });
     }
     let seed = 7;
     const rnd = (n: number) => {
@@ -109,14 +109,14 @@ describe.each(Object.entries(backendFactories))('incremental checkpoints (%s bac
       const declined = cp % 5 === 3;
       const acks: ChunkHandle[][] = [];
       const fullDumps: Record<string, Record<string, unknown>> = {};
-      for (const [i, { backend, chain }] of subtasks.entries()) {
+      for (const [i, { backend }] of subtasks.entries()) {
         const snap = backend.snapshot(cp);
-        const decision = chain.decide(snap.baseCheckpointId);
-        const { metadata, chunks } = await snap.serialize(decision.mode);
-        expect(metadata.kind).toBe(decision.mode);
-        if (decision.mode === 'delta') deltas++;
+        const { metadata, chunks } = await snap.encode(snap.mode);
+        expect(metadata.kind).toBe(snap.mode);
+        if (snap.mode === 'delta') deltas++;
+        else expect(snap.sharedChunks).toEqual([]);
         // The same barrier, serialized in full, is the reference.
-        const full = await snap.serialize('full');
+        const full = await snap.encode('full');
         const ref = await make({ maxParallelism: MAX_P, keyGroupRange: backend.keyGroupRange });
         ref.restore(full.chunks);
         for (const [name, byKey] of Object.entries(dumpBackend(ref, SCHEMA)))
@@ -128,8 +128,8 @@ describe.each(Object.entries(backendFactories))('incremental checkpoints (%s bac
           { operatorUid: 'sum', subtaskIndex: i },
           chunks.map((c) => ({ name: `kg-${c.keyGroup}`, keyGroup: c.keyGroup, bytes: c.bytes })),
         );
-        chain.persisted(cp, decision, own);
-        acks.push([...decision.shared, ...own]);
+        snap.persisted(own);
+        acks.push([...snap.sharedChunks, ...own]);
       }
       if (declined) continue; // never committed, never confirmed
       const metadata: CheckpointMetadata = {
@@ -140,10 +140,7 @@ describe.each(Object.entries(backendFactories))('incremental checkpoints (%s bac
         subtasks: acks.map((chunks, subtaskIndex) => ({ operatorUid: 'sum', subtaskIndex, chunks })),
       };
       expect((await storage.commitCheckpoint(metadata)).state).toBe('committed');
-      for (const s of subtasks) {
-        s.chain.confirm(cp);
-        s.backend.notifyCheckpointComplete(cp);
-      }
+      for (const s of subtasks) s.backend.notifyCheckpointComplete(cp);
       retained.push({ metadata, expected: fullDumps });
       while (retained.length > 2) await storage.discardCheckpoint(retained.shift()!.metadata.checkpointId);
       await storage.cleanup({ keepFromCheckpointId: cp + 1 });

@@ -26,7 +26,7 @@ describe('incremental snapshots', () => {
       m.put('a', k);
     }
     const s1 = b.snapshot(1);
-    const base = await s1.serialize('delta'); // no confirmed base yet: a full snapshot
+    const base = await s1.encode('delta'); // no confirmed base yet: a full snapshot
     s1.release();
     expect(base.metadata.kind).toBe('full');
     b.notifyCheckpointComplete(1);
@@ -41,8 +41,8 @@ describe('incremental snapshots', () => {
       b.setCurrentKey(5000 + cp);
       v.update({ n: -cp });
       const s = b.snapshot(cp);
-      const delta = await s.serialize('delta');
-      const full = await s.serialize('full');
+      const delta = await s.encode('delta');
+      const full = await s.encode('full');
       s.release();
       b.notifyCheckpointComplete(cp);
       expect(delta.metadata).toMatchObject({ kind: 'delta', checkpointId: cp, baseCheckpointId: cp - 1 });
@@ -60,7 +60,7 @@ describe('incremental snapshots', () => {
     b.setCurrentKey('a');
     v.update(1);
     const s1 = b.snapshot(1);
-    const base = await s1.serialize();
+    const base = await s1.encode();
     s1.release();
     b.notifyCheckpointComplete(1);
     b.setCurrentKey('b');
@@ -69,7 +69,7 @@ describe('incremental snapshots', () => {
     b.setCurrentKey('c');
     v.update(3);
     const s3 = b.snapshot(3);
-    const d3 = await s3.serialize('delta');
+    const d3 = await s3.encode('delta');
     s3.release();
     expect(d3.metadata.baseCheckpointId).toBe(1);
     expect(restore(base, d3)).toEqual({ v: { 's"a"': 1, 's"b"': 2, 's"c"': 3 } });
@@ -81,14 +81,14 @@ describe('incremental snapshots', () => {
     b.setCurrentKey('a');
     v.update(1);
     const s1 = b.snapshot(7);
-    const base = await s1.serialize();
+    const base = await s1.encode();
     s1.release();
     const r = new HeapKeyedStateBackend({ maxParallelism: MAX_P, keyGroupRange: RANGE, incremental: true });
     expect(r.restore(base.chunks).checkpointId).toBe(7);
     r.setCurrentKey('a');
     r.value<number>('v').update(2);
     const s8 = r.snapshot(8);
-    const d8 = await s8.serialize('delta');
+    const d8 = await s8.encode('delta');
     s8.release();
     expect(d8.metadata).toMatchObject({ kind: 'delta', baseCheckpointId: 7, entries: 1 });
     expect(restore(base, d8)).toEqual({ v: { 's"a"': 2 } });
@@ -100,12 +100,12 @@ describe('incremental snapshots', () => {
     b.setCurrentKey('a');
     v.update(1);
     const s1 = b.snapshot(1);
-    const full1 = await s1.serialize();
+    const full1 = await s1.encode();
     s1.release();
     b.notifyCheckpointComplete(1);
     v.update(2);
     const s2 = b.snapshot(2);
-    const d2 = await s2.serialize('delta');
+    const d2 = await s2.encode('delta');
     s2.release();
     const r = new HeapKeyedStateBackend({ maxParallelism: MAX_P, keyGroupRange: RANGE });
     expect(() => r.restore(concatChunks(d2, full1))).toThrow(StateAccessError);

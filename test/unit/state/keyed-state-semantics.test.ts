@@ -221,7 +221,7 @@ describe.each(Object.entries(syncBackendFactories))('%s backend', (backendName, 
       }
       now = 15; // keys 0..5 expired
       const snap = b.snapshot(1);
-      const { metadata } = await snap.serialize();
+      const { metadata } = await snap.encode();
       snap.release();
       expect(metadata.entries).toBe(14);
       // lmdb snapshots read a read-only view: expired entries stay stored, invisible (below).

@@ -57,7 +57,7 @@ describe('lmdb keyed state backend', () => {
     b.setCurrentKey('late');
     v.update({ n: -1 });
     expect(b.counters.flushes).toBeGreaterThan(5);
-    const { chunks, metadata } = await snap.serialize('full');
+    const { chunks, metadata } = await snap.encode('full');
     snap.release();
     expect(metadata.entries).toBe(40);
     const r = make();
@@ -93,7 +93,7 @@ describe('lmdb keyed state backend', () => {
     await b.close(); // idempotent
     expect(existsSync(b.path)).toBe(false);
     expect(b.liveSnapshots).toBe(0);
-    await expect(snap.serialize()).rejects.toThrow(/released/);
+    await expect(snap.encode()).rejects.toThrow(/released/);
     expect(() => b.setCurrentKey('k')).toThrow(StateAccessError);
     expect(() => b.snapshot(2)).toThrow(/closed/);
   });

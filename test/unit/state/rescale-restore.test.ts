@@ -29,7 +29,7 @@ async function snapshotAll(
   const chunks: KeyGroupChunk[] = [];
   for (const b of backends) {
     const s = b.snapshot(checkpointId);
-    chunks.push(...(await s.serialize()).chunks);
+    chunks.push(...(await s.encode()).chunks);
     s.release();
   }
   return chunks;

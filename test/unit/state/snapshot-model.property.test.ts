@@ -8,10 +8,13 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateAccessError } from '../../../src/errors.js';
-import type { SerializedKeyedState } from '../../../src/state/heap/heap-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
-import type { KeyedStateBackend, KeyedStateBackendSnapshot } from '../../../src/state/keyed-state-backend.js';
+import type {
+  KeyedStateBackend,
+  KeyedStateSnapshot,
+  SerializedKeyedState,
+} from '../../../src/state/keyed-state-backend.js';
 import { closeBackends, syncBackendFactories } from './backend-factories.js';
 import {
   countSum,
@@ -106,7 +109,7 @@ class Model {
 }
 
 interface Taken {
-  snap: KeyedStateBackendSnapshot;
+  snap: KeyedStateSnapshot;
   expected: Dump;
   full?: SerializedKeyedState;
   delta?: SerializedKeyedState;
@@ -285,11 +288,11 @@ describe.each([
         const live: Taken[] = [];
         let nextId = 1;
         const serialize = async (t: Taken) => {
-          t.full = await t.snap.serialize('full');
+          t.full = await t.snap.encode('full');
           // Every other snapshot's last serialization releases it (the checkpoint path).
           const last = t.snap.checkpointId % 2 === 0;
-          t.delta = await t.snap.serialize('delta', { release: last });
-          if (last) await expect(t.snap.serialize('full')).rejects.toThrow(StateAccessError);
+          t.delta = await t.snap.encode('delta', { release: last });
+          if (last) await expect(t.snap.encode('full')).rejects.toThrow(StateAccessError);
           t.snap.release();
         };
         for (const o of ops) {

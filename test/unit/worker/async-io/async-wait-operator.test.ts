@@ -247,7 +247,6 @@ function fakeKeyedBackend(initial = new Map<unknown, unknown[]>()) {
     },
     keys: () => lists.keys(),
     snapshot: () => ({ serialize: async () => [], release() {} }),
-    dispose() {},
   };
 }
 

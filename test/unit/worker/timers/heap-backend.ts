@@ -1,9 +1,8 @@
-/** A KeyedBackend over the heap backend for operator unit tests, with snapshot → restore. */
+/** A heap keyed state backend for operator unit tests, with snapshot → restore. */
 import { HeapKeyedStateBackend } from '../../../../src/state/heap/heap-keyed-state-backend.js';
 import { keyGroupRangeFor } from '../../../../src/state/key-groups.js';
-import type { KeyedBackend } from '../../../../src/worker/operators/keyed-backend.js';
 
-export interface TestBackend extends KeyedBackend {
+export interface TestBackend extends HeapKeyedStateBackend {
   /** Snapshots and restores into a fresh backend (what a task does after a failure). */
   restoreCopy(): Promise<TestBackend>;
   /** Snapshots and restores into `parallelism` backends, each with its key groups (rescaling). */
@@ -25,27 +24,17 @@ export function heapBackend(chunks?: Chunks, parallelism = 1, subtask = 0): Test
   }
   const snapshotChunks = async (): Promise<Chunks> => {
     const snap = backend.snapshot(1);
-    const { chunks: out } = await snap.serialize('full');
+    const { chunks: out } = await snap.encode('full');
     snap.release();
     return out.map((c) => ({ keyGroup: c.keyGroup, bytes: c.bytes }));
   };
-  return {
-    setCurrentKey: (key) => backend.setCurrentKey(key),
-    get currentKey() {
-      return backend.currentKey;
-    },
-    store: backend,
-    keys: (name) => backend.keys(name),
-    snapshot() {
-      throw new Error('not used');
-    },
-    dispose() {},
+  return Object.assign(backend, {
     async restoreCopy() {
       return heapBackend(await snapshotChunks());
     },
-    async restoreRescaled(p) {
+    async restoreRescaled(p: number) {
       const out = await snapshotChunks();
       return Array.from({ length: p }, (_, i) => heapBackend(out, p, i));
     },
-  };
+  });
 }

@@ -1,0 +1,198 @@
+/**
+ * What the heap and lmdb snapshots share: the barrier-time identity (checkpoint id, clock, delta
+ * base), the snapshot strategy's decision and the checkpoint's `serialize`/`persisted` on top of
+ * it, and the key-group loop that encodes chunks in the shared format (`key-group-chunk.ts`) and
+ * yields to the event loop between key groups. A backend's snapshot supplies only how it reads
+ * one key group's sections at the barrier (`sectionsOf`) and how it is kept alive and released.
+ */
+
+import type { Packr } from 'msgpackr';
+import type { ChainDecision, SnapshotStrategy } from './incremental-chain.js';
+import {
+  type ChunkKind,
+  type ChunkSection,
+  encodeKeyGroupChunk,
+  type KeyGroupChunk,
+} from './key-group-chunk.js';
+import type { KeyGroupRange } from './key-groups.js';
+import type {
+  EncodeOptions,
+  KeyedStateSnapshot,
+  KeyedStateSnapshotMetadata,
+  NamedChunk,
+  SerializedKeyedState,
+  SnapshotMode,
+} from './keyed-state-backend.js';
+import type { StateTable } from './state-table.js';
+import type { ChunkHandle } from './storage/chunk-handle.js';
+
+/** What a snapshot needs from its backend's core to encode. */
+export interface SnapshotSource {
+  readonly maxParallelism: number;
+  readonly range: KeyGroupRange;
+  readonly groupCount: number;
+  readonly operatorName: string;
+}
+
+/** Running totals of one encoding. */
+export interface EncodeTally {
+  readonly kind: ChunkKind;
+  entries: number;
+  tombstones: number;
+  bytes: number;
+  readonly keyGroups: number[];
+}
+
+/** Group index → the dirty keys of each table (internal key → user key); undefined: every key. */
+export type GroupsToEncode = Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>;
+
+export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
+  readonly checkpointId: number;
+  /** Backend clock at the barrier. */
+  readonly timestamp: number;
+  /** Base of this snapshot's delta, or undefined when only a full encoding is possible. */
+  readonly baseCheckpointId: number | undefined;
+  protected readonly source: SnapshotSource;
+  readonly #packr: Packr;
+  readonly #strategy: SnapshotStrategy;
+  /** The strategy's decision at the barrier. */
+  readonly #decision: ChainDecision;
+
+  protected constructor(
+    source: SnapshotSource,
+    packr: Packr,
+    strategy: SnapshotStrategy,
+    checkpointId: number,
+    timestamp: number,
+    baseCheckpointId: number | undefined,
+  ) {
+    this.source = source;
+    this.#packr = packr;
+    this.#strategy = strategy;
+    this.checkpointId = checkpointId;
+    this.timestamp = timestamp;
+    this.baseCheckpointId = baseCheckpointId;
+    this.#decision = strategy.decide(baseCheckpointId);
+  }
+
+  get mode(): SnapshotMode {
+    return this.#decision.mode;
+  }
+
+  get sharedChunks(): readonly ChunkHandle[] {
+    return this.#decision.shared;
+  }
+
+  abstract get released(): boolean;
+
+  abstract encode(mode?: SnapshotMode, options?: EncodeOptions): Promise<SerializedKeyedState>;
+
+  abstract release(): void;
+
+  async serialize(): Promise<readonly NamedChunk[]> {
+    const mode = this.#decision.mode;
+    const { metadata, chunks } = await this.encode(mode, { release: true });
+    if (metadata.kind !== mode) {
+      // The backend had no base for a delta although the strategy had one: they disagree.
+      throw new Error(
+        `keyed snapshot of checkpoint ${this.checkpointId} is ${metadata.kind}, expected ${mode}`,
+      );
+    }
+    return chunks.map((c) => ({ name: `kg-${c.keyGroup}`, keyGroup: c.keyGroup, bytes: c.bytes }));
+  }
+
+  persisted(handles: readonly ChunkHandle[]): void {
+    this.#strategy.persisted(this.checkpointId, this.#decision, handles);
+  }
+
+  /** The tally of an encoding in `mode`: a delta only when there is a base. */
+  protected newTally(mode: SnapshotMode): EncodeTally {
+    const kind: ChunkKind = mode === 'delta' && this.baseCheckpointId !== undefined ? 'delta' : 'full';
+    return { kind, entries: 0, tombstones: 0, bytes: 0, keyGroups: [] };
+  }
+
+  /** Every group index of the range, for a full encoding. */
+  protected *allGroups(): Iterable<[number, undefined]> {
+    for (let g = 0; g < this.source.groupCount; g++) yield [g, undefined];
+  }
+
+  /**
+   * The barrier-time sections of group index `g`: every unexpired entry by state (`dirty`
+   * undefined), or an upsert or a tombstone per dirty key. Throws once released.
+   */
+  protected abstract sectionsOf(
+    g: number,
+    dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
+  ): ChunkSection[];
+
+  /** Called after group `g`'s sections were read, before they are encoded; `work`: entries in them. */
+  protected groupRead(_g: number, _work: number): void {}
+
+  /**
+   * Encodes `groups` one at a time (one chunk per group with sections), yielding to the event loop
+   * at least every `yieldEvery` entries (a key group is never split): the longest pause is one key
+   * group's encoding.
+   */
+  protected async *encodeGroups(
+    tally: EncodeTally,
+    groups: GroupsToEncode,
+    yieldEvery: number,
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
+    const src = this.source;
+    let sinceYield = 0;
+    for (const [g, dirty] of groups) {
+      const sections = this.sectionsOf(g, dirty);
+      let work = 0;
+      for (const s of sections) {
+        tally.entries += s[2].length / 3;
+        tally.tombstones += s[3].length;
+        work += s[2].length / 3 + s[3].length;
+      }
+      this.groupRead(g, work);
+      if (sections.length > 0) {
+        const chunk = encodeKeyGroupChunk(
+          this.#packr,
+          src.range.start + g,
+          tally.kind,
+          this.checkpointId,
+          tally.kind === 'delta' ? this.baseCheckpointId : undefined,
+          sections,
+          src.operatorName,
+        );
+        tally.keyGroups.push(chunk.keyGroup);
+        tally.bytes += chunk.bytes.length;
+        yield chunk;
+      }
+      sinceYield += work + 1;
+      if (sinceYield >= yieldEvery) {
+        sinceYield = 0;
+        await yieldToEventLoop();
+      }
+    }
+  }
+
+  protected metadata(t: EncodeTally): KeyedStateSnapshotMetadata {
+    return {
+      format: 1,
+      kind: t.kind,
+      checkpointId: this.checkpointId,
+      baseCheckpointId: t.kind === 'delta' ? this.baseCheckpointId : undefined,
+      timestamp: this.timestamp,
+      maxParallelism: this.source.maxParallelism,
+      keyGroupRange: this.source.range,
+      keyGroups: t.keyGroups,
+      entries: t.entries,
+      tombstones: t.tombstones,
+      bytes: t.bytes,
+    };
+  }
+}
+
+/** Wire form of an expiry time: 0 for never. */
+export function wireExpiry(expiresAt: number): number {
+  return expiresAt === Number.POSITIVE_INFINITY ? 0 : expiresAt;
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
