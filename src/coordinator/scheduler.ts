@@ -211,6 +211,8 @@ export class Execution {
   readonly #ports: MessagePort[] = [];
   /** Settles when each task's piscina run returns (or its worker dies): the teardown grace waits for these. */
   readonly #returns: Promise<void>[] = [];
+  /** A task returned with sink work still running in its thread: no thread is reused. */
+  #lingering = false;
   readonly #taskPool: TaskPool;
   /** Only the pool this execution created is destroyed with it. */
   readonly #ownsPool: boolean;
@@ -368,7 +370,9 @@ export class Execution {
         const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });
         this.#returns.push(
           returned.then(
-            () => undefined,
+            (r: TaskResult) => {
+              if (r.lingering) this.#lingering = true;
+            },
             () => undefined,
           ),
         );
@@ -530,7 +534,9 @@ export class Execution {
     // From here on, worker errors are stray (TaskPool reports them): no execution runs.
     this.#taskPool.setWorkerErrorHandler(null);
     if (this.#ownsPool) await this.#taskPool.discard();
-    else if (!allReturned) await this.#taskPool.discard(); // some task is stuck: no thread is reused
+    // Some task is stuck, or left a sink's commit running: no thread is reused (terminating it
+    // ends that work before the next attempt starts).
+    else if (!allReturned || this.#lingering) await this.#taskPool.discard();
   }
 }
 

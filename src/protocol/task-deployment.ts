@@ -216,12 +216,20 @@ export interface TaskControl {
  * attempt's other failures (see coordinator/failure-attribution.ts); the worker builds it with
  * `describeFailure` (worker/task-failure-description.ts).
  */
-export type TaskResult =
+export type TaskResult = (
   | { readonly state: 'finished'; readonly metrics: readonly OperatorMetrics[] }
   | {
       readonly state: 'failed';
       readonly failure: TaskFailureDescription;
-    };
+    }
+) & {
+  /**
+   * A sink's commit or teardown was still running when the task gave up waiting for it: the
+   * thread must not be reused (the scheduler terminates it, which ends that work), or it could
+   * overlap the next attempt's re-commit of the same committable.
+   */
+  readonly lingering?: true;
+};
 
 export interface TaskFailureDescription {
   /** The operator whose user code threw, if the failure came from user code. */

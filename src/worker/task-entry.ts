@@ -33,13 +33,18 @@ import { taskLogger } from './task-logger.js';
 import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
 
-/** How long a task waits, when it ends, for its sinks' commit in flight and teardown. */
-const SINK_TEARDOWN_WAIT_MS = 30_000;
+/**
+ * How long a task waits, when it ends, for its sinks' commit in flight and teardown; past it the
+ * thread is returned as `lingering` and terminated, not reused. The scheduler's cancel grace.
+ */
+const SINK_TEARDOWN_WAIT_MS = 2000;
 
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   const post = (e: TaskEvent) => d.eventPort.postMessage(e);
   const log = taskLogger(post);
   const disposers: (() => void | Promise<void>)[] = [];
+  let lingering = false;
+  let result: TaskResult;
   let closeChannels: (() => void) | undefined;
   try {
     const def = await importJobModule(d.jobModule);
@@ -123,7 +128,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     // returned (the task's failure or end is reported before, not after): the scheduler's teardown
     // waits for returns (a grace period), so a cancelled attempt's commit does not overlap the
     // restored attempt's re-commit of the same committable. Never rejects.
-    // Bounded: a sink whose teardown hangs is reported, and the thread returned without it.
+    // Bounded: past the wait the thread is returned as `lingering`, and terminated.
     disposers.push(async () => {
       let timer: NodeJS.Timeout | undefined;
       const hung = await Promise.race([
@@ -134,9 +139,10 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       ]);
       clearTimeout(timer);
       if (hung) {
+        lingering = true;
         log.warn(
           { waitedMs: SINK_TEARDOWN_WAIT_MS },
-          'a sink commit or teardown still runs; returning the task without waiting for it',
+          'a sink commit or teardown still runs; its thread is terminated instead of reused',
         );
       }
     });
@@ -198,11 +204,11 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     post({ kind: 'running' });
     const metrics = await task.run();
     closeChannels?.();
-    return { state: 'finished', metrics };
+    result = { state: 'finished', metrics };
   } catch (e) {
     const failure = describeFailure(e);
     post({ kind: 'failed', ...failure });
-    return { state: 'failed', failure };
+    result = { state: 'failed', failure };
   } finally {
     for (const dispose of disposers.reverse()) {
       try {
@@ -215,4 +221,5 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     // thread closes its end when the execution is torn down, which closes both.
     d.controlPort.close();
   }
+  return lingering ? { ...result, lingering } : result;
 }

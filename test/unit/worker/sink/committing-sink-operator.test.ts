@@ -73,8 +73,17 @@ describe('CommittingSinkOperator', () => {
     await new Promise((r) => setImmediate(r));
     expect(through1).toBe(true);
     expect(gates).toHaveLength(2); // 2's commit runs
-    await h.close(); // before 2's commit succeeded: left to a restore
+    let closed = false;
+    const closing = h.close().then(() => {
+      closed = true;
+    }); // before 2's commit succeeded: left to a restore
     expect(await through2).toBe(false);
+    // ... but the teardown waits for that commit in flight (the next attempt must not overlap it)
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    gates[1].resolve();
+    await closing;
+    expect(closed).toBe(true);
     expect(await h.op.awaitCommitted(1)).toBe(true); // already committed, also after close
   });
 
