@@ -24,8 +24,8 @@
  *
  * Inserts are multi-row statements of at most {@link CHUNK_ROWS} rows (and 65535 parameters);
  * full-size ones are named prepared statements ({@link InsertStatements}). An exactly-once commit
- * of at least {@link COPY_MIN_ROWS} rows instead COPYs them into a temporary table and inserts
- * them from there in one statement ({@link copyRows}).
+ * of at least {@link COPY_MIN_ROWS} rows instead COPYs them: into the table itself, or in upsert
+ * mode into a temporary table and from there in one `INSERT ... ON CONFLICT` ({@link copyRows}).
  * Each writer and each committer uses one connection (a `pg.Pool` of size 1), so the database
  * sees at most 2 connections per subtask; a slow database slows the commits, and a slow commit
  * holds back later commits of that subtask (memory: the staged committables). Failures: a commit
@@ -86,10 +86,11 @@ export interface PostgresTransaction {
 export const CHUNK_ROWS = 2000;
 const MAX_PARAMS = 65535;
 /**
- * A commit of at least this many rows goes through COPY into a temporary table and one
- * `INSERT ... SELECT` from it, instead of multi-row INSERTs: 1.42x the rate at 0.41x the client
- * CPU for 100 000 rows (bench/README.md, "connectors"); below it the temporary table's creation
- * costs more than it saves.
+ * A commit of at least this many rows goes through COPY instead of multi-row INSERTs. Measured
+ * with the temporary table (upsert mode's path): 1.42x the rate at 0.41x the client CPU for
+ * 100 000 rows (bench/README.md, "connectors"); below it the temporary table's creation costs more
+ * than it saves. Plain inserts COPY straight into the table, where a lower threshold may pay too
+ * (not measured).
  */
 export const COPY_MIN_ROWS = 4 * CHUNK_ROWS;
 /** Rows per chunk of COPY text handed to the stream. */
@@ -362,7 +363,8 @@ export function* copyText(rows: readonly unknown[][]): Generator<string> {
 }
 
 /**
- * Inserts `rows` inside the caller's transaction by COPY into a temporary table dropped at commit,
+ * Inserts `rows` inside the caller's transaction by COPY: straight into `table` for plain inserts;
+ * in upsert mode (COPY has no `ON CONFLICT`) into a temporary table dropped at commit,
  * then one `INSERT ... SELECT` (with the same `ON CONFLICT` clause as the multi-row INSERTs). The
  * temporary table has the written columns' types (no constraints: a NOT NULL column left to its
  * default stays out of it), so each value is parsed by the column's own type.
@@ -374,12 +376,21 @@ async function copyRows(
   rows: readonly unknown[][],
   upsertKey: readonly string[] | undefined,
 ): Promise<void> {
-  const stage = 'weir_sink_stage';
   const cols = columns.map(quoteName).join(', ');
+  const copyFrom = await loadPgCopyFrom();
+  if (upsertKey === undefined) {
+    // Plain inserts: straight into the table (COPY is transactional, defaults fill the columns
+    // left out, each value is parsed by its column's type). No staging pass to pay twice for.
+    await pipeline(
+      Readable.from(copyText(rows)),
+      client.query(copyFrom(`COPY ${table} (${cols}) FROM STDIN`)),
+    );
+    return;
+  }
+  const stage = 'weir_sink_stage';
   await client.query(
     `CREATE TEMP TABLE ${stage} ON COMMIT DROP AS SELECT ${cols} FROM ${table} WITH NO DATA`,
   );
-  const copyFrom = await loadPgCopyFrom();
   await pipeline(Readable.from(copyText(rows)), client.query(copyFrom(`COPY ${stage} (${cols}) FROM STDIN`)));
   const insert = insertStatement(table, columns, 1, upsertKey).replace(
     /VALUES \([^)]*\)/,
