@@ -457,8 +457,14 @@ function createMarkerTable(pool: pg.Pool, markerTable: string): Promise<void> {
 
 /**
  * Commits one checkpoint's rows and its marker in one transaction, unless the marker shows it
- * committed already. The marker row is locked (`FOR UPDATE`) so that two committers that share a
- * marker (never in normal operation) serialise.
+ * committed already. Two committers of one marker serialise on its row: a cancelled attempt's
+ * commit still in flight while the restored attempt re-commits the same committable (the
+ * cancelled task does not wait for its commit). A `SELECT ... FOR UPDATE` alone did not: before
+ * a marker's first commit there is no row to lock, both transactions passed the check and both
+ * inserted the rows. So the marker row is claimed first, by an upsert that inserts it (checkpoint
+ * 0) or locks it; the second transaction waits on its unique key and then sees the first's
+ * checkpoint (READ COMMITTED: each statement reads what committed before it; under a stricter
+ * isolation level the second fails with a serialisation error and its retry skips).
  */
 async function commitTransaction(
   pool: pg.Pool,
@@ -479,11 +485,15 @@ async function commitTransaction(
   let broken = false;
   try {
     await client.query('BEGIN');
+    // Claims the marker row before anything else: an existing row is locked (DO UPDATE), a new
+    // one is inserted with checkpoint 0, so a second committer of the same marker waits on the
+    // row's unique key until this transaction ends and then reads what it committed.
     const m = await client.query<{ checkpoint_id: string }>(
-      `SELECT checkpoint_id FROM ${markerTable} WHERE sink_id = $1 FOR UPDATE`,
+      `INSERT INTO ${markerTable} (sink_id, checkpoint_id) VALUES ($1, 0) ` +
+        'ON CONFLICT (sink_id) DO UPDATE SET sink_id = EXCLUDED.sink_id RETURNING checkpoint_id',
       [tx.markerId],
     );
-    if (m.rows.length > 0 && Number(m.rows[0].checkpoint_id) >= ctx.checkpointId) {
+    if (Number(m.rows[0].checkpoint_id) >= ctx.checkpointId) {
       await client.query('ROLLBACK');
       return;
     }

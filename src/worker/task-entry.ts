@@ -34,6 +34,9 @@ import { taskLogger } from './task-logger.js';
 import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
 
+/** How long a task waits, when it ends, for its sinks' commit in flight and teardown. */
+const SINK_TEARDOWN_WAIT_MS = 30_000;
+
 export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   const post = (e: TaskEvent) => d.eventPort.postMessage(e);
   const log = taskLogger(post);
@@ -119,6 +122,27 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
         logger: taskLogger(post, { operator: base.operatorName }),
         deliver: (sink, records, transactionId) => post({ kind: 'deliver', sink, records, transactionId }),
       }),
+    });
+    // A committing sink's commit in flight and its clients' teardown end before the thread is
+    // returned (the task's failure or end is reported before, not after): the scheduler's teardown
+    // waits for returns (a grace period), so a cancelled attempt's commit does not overlap the
+    // restored attempt's re-commit of the same committable. Never rejects.
+    // Bounded: a sink whose teardown hangs is reported, and the thread returned without it.
+    disposers.push(async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const hung = await Promise.race([
+        Promise.all(chain.operators.map((op) => op.whenClosed)).then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), SINK_TEARDOWN_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (hung) {
+        log.warn(
+          { waitedMs: SINK_TEARDOWN_WAIT_MS },
+          'a sink commit or teardown still runs; returning the task without waiting for it',
+        );
+      }
     });
     // Unaligned exactly-once: in-flight records become channel state; restored channel state is
     // replayed before any new input.

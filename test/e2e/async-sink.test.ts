@@ -5,7 +5,7 @@
  * its commit (a commit that keeps failing, a worker exit inside commit). The committed files must
  * hold exactly the job's output: every (key, count) once, every final sum right.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,26 @@ describe('sinks.custom: async two-phase commit, exactly-once under failure', () 
       },
     );
   }
+
+  it("a failure while a commit is in flight: the restored attempt's re-commit of it starts after it ended", async () => {
+    // The commit holds until a later attempt starts a commit (or 1.5 s): if the restored attempt
+    // could start while the cancelled one still committed, the log shows the overlap.
+    const { result, rows } = await run(
+      'overlap',
+      { parallelism: 2, checkpointing: { interval: 50, mode: 'exactly-once' } },
+      { n: String(4 * N) },
+    );
+    expect(result.restarts).toBe(1);
+    expectExact(rows, 4 * N, KEYS);
+    const log = readFileSync(path.join(dir!, 'out', 'commits.log'), 'utf8')
+      .trim()
+      .split('\n');
+    const chosen = readFileSync(path.join(dir!, 'out', '.fail'), 'utf8');
+    const lines = log.filter((l) => l.split(' ')[1] === chosen);
+    // The chosen commit, then its re-commit by the restored attempt (committed already: the
+    // file is rewritten with the same content), one after the other.
+    expect(lines.slice(0, 3)).toEqual([`start ${chosen} 0`, `end ${chosen} 0`, `start ${chosen} 1`]);
+  });
 
   it('without checkpointing: one pre-commit and commit at end of input', async () => {
     const { result, rows } = await run('none', { parallelism: 2 });

@@ -127,6 +127,55 @@ describe('sinks.postgres end to end', () => {
     expect((await rows(name)).map((r) => r.key).sort()).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('(c) two commits of the same first committable at once (a cancelled attempt still committing while the restored one re-commits) write it once', async () => {
+    // Both committers are held inside their transactions by a SHARE lock on the table (it blocks
+    // INSERT, not the marker check), so both have checked the marker before either commits: the
+    // window in which a cancelled attempt's commit overlapped its restored successor's and a
+    // fresh marker (no row yet to lock) let both insert.
+    const name = await table(false);
+    const app = `weir-test-race-${process.pid}-${Date.now()}`;
+    const connection = { connectionString: CONNECTION, application_name: app };
+    const sink = sinks.postgres({ connection, table: name });
+    const wctx = {
+      subtaskIndex: 0,
+      parallelism: 1,
+      attempt: 0,
+      operatorName: 'pg',
+      checkpointingMode: 'exactly-once' as const,
+      restoredCheckpointId: undefined,
+      sinkName: 'postgres',
+    };
+    const writer = sink.createWriter(wctx);
+    for (let i = 0; i < 5; i++) writer.write({ key: i, sum: i, count: 1 });
+    const tx = await writer.preCommit(3);
+    await writer.close?.();
+    const cctx = { checkpointId: 3, subtaskIndex: 0, retry: 0, restored: false, sinkName: 'postgres' };
+    const first = sink.createCommitter(wctx);
+    const second = sink.createCommitter(wctx);
+    const locker = await db.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${name} IN SHARE MODE`);
+      const commits = [first.commit(tx!, cctx), second.commit(tx!, { ...cctx, restored: true })];
+      // Both transactions are waiting for a lock (the table's, or the other's marker row).
+      for (;;) {
+        const r = await db.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+          [app],
+        );
+        if (Number(r.rows[0].n) >= 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await locker.query('COMMIT');
+      await Promise.all(commits);
+    } finally {
+      locker.release();
+      await first.close?.();
+      await second.close?.();
+    }
+    expect((await rows(name)).map((r) => r.key).sort()).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('(d) weir run killed with SIGKILL, then --restore latest: rows exact', async () => {
     const name = await table(false);
     const dir = mkdtempSync(path.join(tmpdir(), 'weir-pg-kill-'));

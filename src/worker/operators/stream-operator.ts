@@ -93,6 +93,12 @@ export interface StreamOperator {
   notifyCheckpointComplete(checkpointId: number): void;
   notifyCheckpointAborted(checkpointId: number): void;
   close(): void;
+  /**
+   * Settles once the asynchronous part of `close()` ended (a committing sink: its commit in
+   * flight, then writer and committer teardown). The task awaits it before it reports its end,
+   * so the next attempt's work never overlaps this one's. Absent: nothing asynchronous.
+   */
+  readonly whenClosed?: Promise<void>;
   /** Operator-specific counters reported with the task's metrics; undefined when none. */
   counters(): Readonly<Record<string, number>> | undefined;
   /** A source's lag behind the end of its input (`SourceReader.lag`); absent on other operators. */

@@ -101,7 +101,13 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
   readonly #committedWaiters: { checkpointId: number; resolve(ok: boolean): void }[] = [];
   #commits = 0;
   #commitRetries = 0;
-  /** Settles when `close()`'s teardown steps have run (tests and harnesses await it). */
+  /** The commit running now (never rejects), or null: teardown waits for it. */
+  #inFlight: Promise<void> | null = null;
+  /**
+   * Settles when `close()`'s teardown steps have run, after the commit in flight settled: the
+   * task awaits it before it reports its end, so a cancelled attempt's commit never overlaps the
+   * restored attempt's re-commit of the same committable (within the scheduler's cancel grace).
+   */
   whenClosed: Promise<void> = Promise.resolve();
 
   constructor(
@@ -331,6 +337,8 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
     if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
     const ended = this.#finished && this.#failure === undefined;
     const steps: [string, () => unknown][] = [];
+    const inFlight = this.#inFlight;
+    if (inFlight !== null) steps.push(['commit in flight', () => inFlight]);
     if (!ended && this.#writer.abort) steps.push(['abort', () => this.#writer.abort!()]);
     if (this.#writer.close) steps.push(['writer close', () => this.#writer.close!()]);
     if (this.#committer.close) steps.push(['committer close', () => this.#committer.close!()]);
@@ -374,19 +382,22 @@ export class CommittingSinkOperator extends AbstractStreamOperator {
           sinkName: this.#sink.name,
         };
         // Started from a microtask: a synchronous throw in commit is a failed try like a rejection.
-        void Promise.resolve()
+        const commit: Promise<void> = Promise.resolve()
           .then(() => this.#committer.commit(entry.committable, ctx))
           .then(
             () => {
+              if (this.#inFlight === commit) this.#inFlight = null;
               if (this.#closed) return;
               this.#commits++;
               this.#dispatch({ kind: 'commit-succeeded' });
             },
             (error: unknown) => {
+              if (this.#inFlight === commit) this.#inFlight = null;
               if (this.#closed) return;
               this.#dispatch({ kind: 'commit-failed', error });
             },
           );
+        this.#inFlight = commit;
         break;
       }
       case 'schedule-retry':
