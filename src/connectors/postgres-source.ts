@@ -1,7 +1,8 @@
 /**
- * `sources.postgres({ connection, table, key, columns?, splits?, batchRows?, countRows? })`: a
- * bounded scan of a PostgreSQL table with a checkpointed cursor. Replayable, so exactly-once
- * under checkpointing.
+ * `sources.postgres({ connection, table, key, columns?, splits?, batchRows?, countRows?, incrementing? })`:
+ * a bounded scan of a PostgreSQL table with a checkpointed cursor, or (`incrementing`) an unbounded
+ * follow of an append-only table by a strictly increasing integer column. Replayable, so
+ * exactly-once under checkpointing.
  *
  * Cursor: keyset pagination on `key`, an ordered, unique, NOT NULL column list (a primary key or
  * the columns of a unique index, checked at start). Each batch is
@@ -32,6 +33,14 @@
  * restarts from its latest checkpoint and reads after the restored `last` again). Rows wait in a
  * buffer of at most {@link BUFFER_ROWS}; the next batch is asked for only when it has room.
  *
+ * Incrementing mode (Kafka Connect JDBC's `mode=incrementing`): the key is the incrementing column;
+ * the splits and keyset queries are the same, with `end` a bound that only grows instead of the
+ * greatest key at start (`done` is never set). One loop per reader probes the snapshot and
+ * `max(column)` every `pollIntervalMs` (doubling up to `maxPollIntervalMs` while nothing is in
+ * sight), moves the bound by {@link FollowBound} (which keeps rows of transactions still running
+ * from being skipped when later ids commit first), and reads every split through it. The bound
+ * is not in the checkpoint: after a restore it is found again in two to three probes.
+ *
  * Why one file: the options, the split assignment (hash of the key across subtasks, kept across
  * rescale), the keyset queries and the reader that buffers rows are one connector; nothing here is
  * shared with another one.
@@ -47,6 +56,7 @@ import {
   PostgresTableNotFoundError,
 } from '../errors.js';
 import { loadPg } from './client-libraries.js';
+import { FollowBound } from './postgres-follow-bound.js';
 import { quoteName } from './postgres-sink.js';
 
 export interface PostgresSourceOptions {
@@ -54,16 +64,42 @@ export interface PostgresSourceOptions {
   readonly connection: string | pg.ClientConfig;
   /** The table to scan, optionally schema-qualified (`schema.table`). */
   readonly table: string;
-  /** The order key: a unique, NOT NULL column or column list (e.g. the primary key). */
-  readonly key: string | readonly string[];
+  /**
+   * The order key: a unique, NOT NULL column or column list (e.g. the primary key). With
+   * `incrementing`, optional: the incrementing column is the key.
+   */
+  readonly key?: string | readonly string[];
   /** Columns of each record (default: every column of the table, in table order). */
   readonly columns?: readonly string[];
   /** Hash splits (default: the parallelism of the first start). Kept in the checkpoint. */
   readonly splits?: number;
   /** Rows per query (default {@link DEFAULT_BATCH_ROWS}). */
   readonly batchRows?: number;
-  /** Count each split's rows once at start, for `lag()` (default `true`). */
+  /** Count each split's rows once at start, for `lag()` (default `true`; not with `incrementing`). */
   readonly countRows?: boolean;
+  /**
+   * Unbounded: follow an append-only table by a strictly increasing column, as Kafka Connect
+   * JDBC's `mode=incrementing` (`incrementing.column.name`, `poll.interval.ms`) does. Without it
+   * the source is a bounded scan.
+   */
+  readonly incrementing?: PostgresIncrementingOptions;
+}
+
+/** `sources.postgres({ incrementing })`: what to follow and how often to look. */
+export interface PostgresIncrementingOptions {
+  /**
+   * A NOT NULL, unique `smallint`/`integer`/`bigint` column whose values only grow, such as a
+   * `bigserial` or identity primary key. Rows are read in its order; a row whose value is not
+   * greater than every value already read is never read.
+   */
+  readonly column: string;
+  /** Wait between polls while rows arrive, in ms (default {@link DEFAULT_POLL_INTERVAL_MS}). */
+  readonly pollIntervalMs?: number;
+  /**
+   * Idle backoff: each poll that finds nothing new doubles the wait, up to this many ms (default
+   * 10 × `pollIntervalMs`); the first new row returns it to `pollIntervalMs`.
+   */
+  readonly maxPollIntervalMs?: number;
 }
 
 /** Operator-state entry: one split and how far it has been read. Keys in their text form. */
@@ -82,6 +118,7 @@ export interface PostgresSplit {
 }
 
 export const DEFAULT_BATCH_ROWS = 1000;
+export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** Rows buffered before the reader stops asking for the next batch. */
 export const BUFFER_ROWS = 4096;
 /** How long an empty reader waits before polling again when no wake-up comes first. */
@@ -115,7 +152,17 @@ export function postgresSource<T = Record<string, unknown>>(options: PostgresSou
       throw new InvalidOptionError(`sources.postgres.${option}`, 'names a column twice');
     return v;
   };
-  const key = names(typeof o.key === 'string' ? [o.key] : o.key, 'key');
+  const incrementing = o.incrementing === undefined ? undefined : incrementingOptions(o.incrementing);
+  const key =
+    incrementing !== undefined && o.key === undefined
+      ? [incrementing.column]
+      : names(typeof o.key === 'string' ? [o.key] : o.key, 'key');
+  if (incrementing !== undefined && (key.length !== 1 || key[0] !== incrementing.column)) {
+    throw new InvalidOptionError(
+      'sources.postgres.key',
+      `with incrementing, the key is the incrementing column "${incrementing.column}" (omit key), got ${JSON.stringify(key)}`,
+    );
+  }
   const columns = o.columns === undefined ? undefined : names(o.columns, 'columns');
   if (o.splits !== undefined && (!Number.isSafeInteger(o.splits) || o.splits < 1)) {
     throw new RangeError(`sources.postgres.splits must be a positive integer, got ${String(o.splits)}`);
@@ -130,11 +177,12 @@ export function postgresSource<T = Record<string, unknown>>(options: PostgresSou
     key,
     columns,
     batchRows,
-    countRows: o.countRows ?? true,
+    countRows: incrementing === undefined && (o.countRows ?? true),
+    incrementing,
   };
   return {
     type: 'postgres',
-    bounded: true,
+    bounded: incrementing === undefined,
     createReader(ctx: SourceContext): SourceReader<T> {
       const splits =
         ctx.restoredState === undefined
@@ -153,6 +201,28 @@ export function postgresSource<T = Record<string, unknown>>(options: PostgresSou
       return new PostgresReader<T>(config, splits);
     },
   };
+}
+
+function incrementingOptions(v: PostgresIncrementingOptions): Required<PostgresIncrementingOptions> {
+  if (typeof v !== 'object' || v === null || typeof v.column !== 'string' || v.column === '') {
+    throw new InvalidOptionError(
+      'sources.postgres.incrementing',
+      'must be { column, pollIntervalMs?, maxPollIntervalMs? } naming a column',
+    );
+  }
+  const pollIntervalMs = v.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  if (!Number.isSafeInteger(pollIntervalMs) || pollIntervalMs < 1) {
+    throw new RangeError(
+      `sources.postgres.incrementing.pollIntervalMs must be a positive integer, got ${String(v.pollIntervalMs)}`,
+    );
+  }
+  const maxPollIntervalMs = v.maxPollIntervalMs ?? 10 * pollIntervalMs;
+  if (!Number.isSafeInteger(maxPollIntervalMs) || maxPollIntervalMs < pollIntervalMs) {
+    throw new RangeError(
+      `sources.postgres.incrementing.maxPollIntervalMs must be an integer ≥ pollIntervalMs (${pollIntervalMs}), got ${String(v.maxPollIntervalMs)}`,
+    );
+  }
+  return { column: v.column, pollIntervalMs, maxPollIntervalMs };
 }
 
 /** `[split, of]` pairs subtask `subtask` of `parallelism` reads on a fresh start: `split mod parallelism === subtask`. */
@@ -197,6 +267,7 @@ interface ReaderConfig {
   readonly columns: readonly string[] | undefined;
   readonly batchRows: number;
   readonly countRows: boolean;
+  readonly incrementing: Required<PostgresIncrementingOptions> | undefined;
 }
 
 /** One buffered row: the split it belongs to, its record, and its key's text form. */
@@ -223,6 +294,8 @@ class PostgresReader<T> implements SourceReader<T> {
   #error: unknown = null;
   #closed = false;
   #client: pg.Client | null = null;
+  /** Ends the follow loop's wait between polls early (close). */
+  #timer: (() => void) | null = null;
   /** Resolves the scan loop's wait for buffer space. */
   #space: (() => void) | null = null;
   /** Resolves the idle poll's wake-up when rows arrive or the scan ends or fails. */
@@ -235,11 +308,12 @@ class PostgresReader<T> implements SourceReader<T> {
   constructor(cfg: ReaderConfig, splits: PostgresSplit[]) {
     this.#cfg = cfg;
     this.#splits = splits;
-    if (splits.every((s) => s.done)) {
+    if (cfg.incrementing !== undefined && splits.length === 0) return; // nothing to follow, never ends
+    if (cfg.incrementing === undefined && splits.every((s) => s.done)) {
       this.#drained = true;
       return;
     }
-    this.#scan().then(
+    (cfg.incrementing === undefined ? this.#scan() : this.#follow()).then(
       () => {
         this.#drained = true;
         this.#wakePoll();
@@ -270,10 +344,16 @@ class PostgresReader<T> implements SourceReader<T> {
     wake?.();
   }
 
-  async #scan(): Promise<void> {
+  /** Connects, checks the table against the options, and builds the row SELECT. `null`: closed meanwhile. */
+  async #open(): Promise<{
+    client: pg.Client;
+    columns: readonly string[];
+    table: string;
+    select: string;
+  } | null> {
     const c = this.#cfg;
     const pg = await loadPg();
-    if (this.#closed) return;
+    if (this.#closed) return null;
     const client = new pg.Client(
       typeof c.connection === 'string' ? { connectionString: c.connection } : c.connection,
     );
@@ -282,13 +362,106 @@ class PostgresReader<T> implements SourceReader<T> {
     // crash the worker. The pending or next query fails too, which fails the task.
     client.on('error', (error) => this.#fail(error));
     await client.connect();
-    if (this.#closed) return;
+    if (this.#closed) return null;
     const columns = await checkTable(client, c.table, c.key, c.columns);
+    if (c.incrementing !== undefined) await checkIncrementing(client, c.table, c.incrementing.column);
     const table = quoteName(c.table);
-    const keyList = c.key.map(quoteName).join(', ');
     // The key's text forms get their own names: an output column named like a key column would be
     // what ORDER BY sorts by (SQL-92 rule), i.e. the text, not the key's own order.
     const select = `SELECT ${[...columns.map(quoteName), ...c.key.map((k, i) => `${quoteName(k)}::text AS weir_key_${i}`)].join(', ')} FROM ${table}`;
+    return { client, columns, table, select };
+  }
+
+  /** Reads one split's rows after `after` through `end` into the buffer; returns the new `after`. */
+  async #readSplit(
+    client: pg.Client,
+    columns: readonly string[],
+    split: PostgresSplit,
+    q: { after: SplitQueries; first: SplitQueries },
+    after: string[] | null,
+    end: string[],
+  ): Promise<string[] | null> {
+    const n = columns.length;
+    while (!this.#closed) {
+      const r = await client.query<unknown[]>({
+        text: after === null ? q.first.next : q.after.next,
+        values: after === null ? end : [...after, ...end],
+        rowMode: 'array',
+      });
+      for (const row of r.rows) {
+        const record: Record<string, unknown> = {};
+        for (let i = 0; i < n; i++) record[columns[i]] = row[i];
+        this.#buffer.push({ split, record, key: row.slice(n) as string[] });
+      }
+      if (r.rows.length > 0) {
+        after = r.rows[r.rows.length - 1].slice(n) as string[];
+        this.#wakePoll();
+      }
+      if (r.rows.length < this.#cfg.batchRows) break;
+      while (this.#buffer.length - this.#head >= BUFFER_ROWS && !this.#closed) {
+        await new Promise<void>((resolve) => {
+          this.#space = resolve;
+        });
+      }
+    }
+    return after;
+  }
+
+  /**
+   * Incrementing mode: polls for rows past each split's `last`, up to a bound no transaction still
+   * running can write below (see the file header), forever.
+   */
+  async #follow(): Promise<void> {
+    const c = this.#cfg;
+    const inc = c.incrementing!;
+    const opened = await this.#open();
+    if (opened === null) return;
+    const { client, columns, table, select } = opened;
+    const keyList = quoteName(inc.column);
+    const readers = this.#splits.map((split) => ({
+      split,
+      after: split.last,
+      q: {
+        after: splitQueries(select, table, keyList, 1, split, true, c.batchRows),
+        first: splitQueries(select, table, keyList, 1, split, false, c.batchRows),
+      },
+    }));
+    const probe = `SELECT pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, (SELECT max(${keyList})::text FROM ${table}) AS max FROM pg_current_snapshot() AS s`;
+    const bounds = new FollowBound();
+    let wait = inc.pollIntervalMs;
+    while (!this.#closed) {
+      const r = await client.query<{ xmin: string; xmax: string; max: string | null }>(probe);
+      const { xmin, xmax, max } = r.rows[0];
+      const advanced = bounds.observe(BigInt(xmin), BigInt(xmax), max === null ? null : BigInt(max));
+      if (advanced) {
+        const end = [String(bounds.safe)];
+        for (const reader of readers) {
+          reader.after = await this.#readSplit(client, columns, reader.split, reader.q, reader.after, end);
+          if (this.#closed) return;
+        }
+      }
+      // Backoff only when there is nothing in sight: no new bound and no newer rows pending.
+      wait = advanced || bounds.pending ? inc.pollIntervalMs : Math.min(wait * 2, inc.maxPollIntervalMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#timer = null;
+          resolve();
+        }, wait);
+        this.#timer = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#timer = null;
+    }
+  }
+
+  async #scan(): Promise<void> {
+    const c = this.#cfg;
+    const opened = await this.#open();
+    if (opened === null) return;
+    const { client, columns, table, select } = opened;
+    const keyList = c.key.map(quoteName).join(', ');
 
     const queries = new Map<PostgresSplit, { after: SplitQueries; first: SplitQueries }>();
     for (const split of this.#splits) {
@@ -321,34 +494,10 @@ class PostgresReader<T> implements SourceReader<T> {
       // Counted before any row of this reader was read, so every emitted row comes after.
       this.#counted = counted;
     }
-    const n = columns.length;
     for (const split of this.#splits) {
       if (split.done) continue;
-      const q = queries.get(split)!;
-      // The scan's own cursor: the last key fetched (ahead of `split.last`, the last emitted).
-      let after = split.last;
-      while (!this.#closed) {
-        const r = await client.query<unknown[]>({
-          text: after === null ? q.first.next : q.after.next,
-          values: after === null ? split.end! : [...after, ...split.end!],
-          rowMode: 'array',
-        });
-        for (const row of r.rows) {
-          const record: Record<string, unknown> = {};
-          for (let i = 0; i < n; i++) record[columns[i]] = row[i];
-          this.#buffer.push({ split, record, key: row.slice(n) as string[] });
-        }
-        if (r.rows.length > 0) {
-          after = r.rows[r.rows.length - 1].slice(n) as string[];
-          this.#wakePoll();
-        }
-        if (r.rows.length < c.batchRows) break;
-        while (this.#buffer.length - this.#head >= BUFFER_ROWS && !this.#closed) {
-          await new Promise<void>((resolve) => {
-            this.#space = resolve;
-          });
-        }
-      }
+      // The scan's own cursor starts at `split.last` (the last emitted) and runs ahead of it.
+      await this.#readSplit(client, columns, split, queries.get(split)!, split.last, split.end!);
       // The split is done once its last buffered row is emitted (see poll), or now if it had none.
       if (!this.#closed) this.#buffer.push({ split, record: undefined, key: [] });
     }
@@ -415,6 +564,7 @@ class PostgresReader<T> implements SourceReader<T> {
   close(): void {
     this.#closed = true;
     this.#space?.();
+    this.#timer?.();
     const client = this.#client;
     if (client !== null) {
       client.end().catch((error: unknown) => {
@@ -450,6 +600,22 @@ function splitQueries(
     next: `${select} WHERE ${w} ORDER BY ${keyList} LIMIT ${batchRows}`,
     count: `SELECT count(*) AS n FROM ${table} WHERE ${w}`,
   };
+}
+
+/** Incrementing mode: the column's type is an integer type (a value that only grows, compared exactly). */
+async function checkIncrementing(client: pg.Client, name: string, column: string): Promise<void> {
+  const r = await client.query<{ type: string }>(
+    'SELECT atttypid::regtype::text AS type FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped',
+    [quoteName(name), column],
+  );
+  const type = r.rows[0]?.type;
+  if (type !== 'smallint' && type !== 'integer' && type !== 'bigint') {
+    throw new PostgresSourceSchemaError(
+      name,
+      `incrementing column "${column}" has type ${String(type)}; it must be smallint, integer or bigint ` +
+        '(e.g. a bigserial or identity column), whose values a sequence hands out in increasing order',
+    );
+  }
 }
 
 /**

@@ -145,9 +145,15 @@ async function readCommittedEntries(url: string, stream: string): Promise<unknow
 }
 
 /** A client that fails commands at once while disconnected (the committer's retries decide). */
-export async function connectRedis(url: string): Promise<Redis> {
+/** `connectionName`: the `CLIENT SETNAME` of the connection (what `CLIENT LIST` shows as `name`). */
+export async function connectRedis(url: string, connectionName?: string): Promise<Redis> {
   const { Redis } = await loadIoredis();
-  const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const redis = new Redis(url, {
+    lazyConnect: false,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    connectionName,
+  });
   redis.on('error', (error: Error) => {
     console.warn(`weir: redis ${url}: ${error.message}`);
   });

@@ -11,8 +11,16 @@
  *
  * Records: the JSON-decoded `data` field (an entry without one is a `RedisStreamError`);
  * `withMetadata: true` gives `{ id, data }`. A missing stream key is a `RedisStreamError` naming it.
- * Reads are asynchronous into a buffer of at most {@link BUFFER_LIMIT} entries (backpressure); a
- * caught-up unbounded reader asks again every {@link IDLE_POLL_MS} ms.
+ * Reads are asynchronous into a buffer of at most {@link BUFFER_LIMIT} entries (backpressure).
+ *
+ * Unbounded reading is `XREAD COUNT n BLOCK {@link BLOCK_MS} STREAMS stream <last>` on the reader's
+ * own connection (nothing else is sent on it, so blocking it delays nobody): a backlog comes back at
+ * once, a caught-up reader waits in the server until an `XADD` answers it, with no polling. Each
+ * batch that arrives resolves the `wake` promise of the task's last idle poll, so neither the pump
+ * nor the task thread spends CPU while the stream is quiet (one `XREAD` per {@link BLOCK_MS} ms).
+ * `close()` (job stop, cancel, restart) disconnects at once instead of `QUIT`, which would queue
+ * behind the blocked `XREAD`; the reply that never comes is dropped with the connection. Bounded
+ * reading keeps `XRANGE (<last> <end> COUNT n`: it never waits for new entries.
  */
 
 import type { Redis } from 'ioredis';
@@ -39,11 +47,22 @@ export interface RedisStreamSplit {
 
 export const BUFFER_LIMIT = 4096;
 const BATCH = 1024;
-export const IDLE_POLL_MS = 10;
+/** How long one `XREAD` waits in the server for new entries before it is sent again. */
+export const BLOCK_MS = 1000;
+/** An idle task polls again after this long even without a wake-up (a safety net, not the path). */
+const IDLE_MS = 1000;
 
 const MORE: PollResult = { state: 'more' };
 const END: PollResult = { state: 'end' };
-const IDLE: PollResult = { state: 'idle', ms: 2 };
+
+/**
+ * The connection name a source reading `stream` gives its connection (`CLIENT LIST` shows it): an
+ * operator can tell weir's blocked `XREAD`s apart, and a test can check none outlives its job.
+ * Redis names hold no spaces, so they are replaced.
+ */
+export function sourceConnectionName(stream: string): string {
+  return `weir-source:${stream.replace(/\s/g, '_')}`;
+}
 
 /** Compares two stream entry IDs (`ms-seq`). */
 export function compareIds(a: string, b: string): number {
@@ -97,7 +116,11 @@ class RedisStreamReader<T> implements SourceReader<T> {
   #error: unknown = null;
   #closed = false;
   #redis: Redis | null = null;
+  /** Resolves the pump's wait for buffer space. */
   #wake: (() => void) | null = null;
+  /** Resolves the task's idle wait when entries arrive; one promise per idle spell. */
+  #arrived: (() => void) | null = null;
+  #arrivedPromise: Promise<void> | null = null;
 
   constructor(
     readonly url: string,
@@ -116,11 +139,12 @@ class RedisStreamReader<T> implements SourceReader<T> {
         error instanceof RedisStreamError
           ? error
           : new RedisStreamError(stream, `reading failed: ${(error as Error).message}`, { cause: error });
+      this.#wakePoll();
     });
   }
 
   async #pump(): Promise<void> {
-    const redis = await connectRedis(this.url);
+    const redis = await connectRedis(this.url, sourceConnectionName(this.stream));
     this.#redis = redis;
     const split = this.splits[0];
     if ((await redis.exists(this.stream)) === 0) {
@@ -132,21 +156,22 @@ class RedisStreamReader<T> implements SourceReader<T> {
     }
     let from = split.last;
     while (!this.#closed) {
-      if (this.bounded && compareIds(from, split.end!) >= 0) break;
-      const entries = await redis.xrange(
-        this.stream,
-        `(${from}`,
-        this.bounded ? split.end! : '+',
-        'COUNT',
-        BATCH,
-      );
-      if (entries.length === 0) {
-        if (this.bounded) break;
-        await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
-        continue;
+      let entries: [string, string[]][];
+      if (this.bounded) {
+        if (compareIds(from, split.end!) >= 0) break;
+        entries = await redis.xrange(this.stream, `(${from}`, split.end!, 'COUNT', BATCH);
+        if (entries.length === 0) break;
+      } else {
+        const reply = (await redis.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.stream, from)) as
+          | [string, [string, string[]][]][]
+          | null;
+        if (reply === null) continue;
+        entries = reply[0][1];
+        if (entries.length === 0) continue;
       }
       for (const e of entries) this.#buffer.push(e);
       from = entries[entries.length - 1][0];
+      this.#wakePoll();
       while (this.#buffer.length - this.#head >= BUFFER_LIMIT && !this.#closed) {
         await new Promise<void>((r) => {
           this.#wake = r;
@@ -154,12 +179,29 @@ class RedisStreamReader<T> implements SourceReader<T> {
       }
     }
     this.#done = true;
+    this.#wakePoll();
+  }
+
+  /** Resolves the `wake` promise handed out by the last idle poll (entries arrived, end or error). */
+  #wakePoll(): void {
+    const wake = this.#arrived;
+    if (wake === null) return;
+    this.#arrived = null;
+    this.#arrivedPromise = null;
+    wake();
   }
 
   poll(out: Collector<T>, max: number): PollResult {
     if (this.#error !== null) throw this.#error;
     const available = this.#buffer.length - this.#head;
-    if (available === 0) return this.bounded && this.#done ? END : IDLE;
+    if (available === 0) {
+      // Unbounded without a split (subtasks other than 0): idle for good, as before.
+      if (this.#done && this.bounded) return END;
+      this.#arrivedPromise ??= new Promise<void>((resolve) => {
+        this.#arrived = resolve;
+      });
+      return { state: 'idle', ms: IDLE_MS, wake: this.#arrivedPromise };
+    }
     const split = this.splits[0];
     const take = Math.min(max, available);
     for (let i = 0; i < take; i++) {
@@ -198,6 +240,7 @@ class RedisStreamReader<T> implements SourceReader<T> {
   close(): void {
     this.#closed = true;
     this.#wake?.();
-    this.#redis?.quit().catch(() => this.#redis?.disconnect());
+    // Not QUIT: it would wait behind a blocked XREAD for up to BLOCK_MS.
+    this.#redis?.disconnect();
   }
 }

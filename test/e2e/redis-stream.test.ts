@@ -9,7 +9,9 @@
  *     --restore latest: the output holds every (key, count) exactly once (the source re-read from
  *     its checkpointed entry ID, the sink's restored commits skipped by their marker);
  * (e) every connection to Redis dropped mid-run (an in-test TCP proxy, source and sink behind
- *     it) and accepted again: the output is exact.
+ *     it) and accepted again: the output is exact;
+ * (f) unbounded (`XREAD BLOCK`), p=2, a throw after a checkpoint, half of the entries added while
+ *     the job runs: the output is exact; after cancel no connection of the source is left.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sinks, startJob } from '../../dist/index.js';
+import { sourceConnectionName } from '../../src/connectors/redis-stream-source.js';
 import { ROOT, weir } from './cli-process.js';
 import { expectedSums, finalByKey, fixture, holdFlag, whenCommitted } from './helpers.js';
 import { tcpProxy } from './tcp-proxy.js';
@@ -51,6 +54,16 @@ describe('Redis stream connectors end to end', () => {
   async function readAll<T>(stream: string): Promise<T[]> {
     const entries = await redis.xrange(stream, '-', '+');
     return entries.map(([, fields]) => JSON.parse(fields[1]) as T);
+  }
+
+  /** Adds { key, value } for value from..to-1 to `input`. */
+  async function addEntries(input: string, from: number, to: number): Promise<void> {
+    for (; from < to; from += 1000) {
+      const p = redis.pipeline();
+      for (let v = from; v < Math.min(to, from + 1000); v++)
+        p.xadd(input, '*', 'data', JSON.stringify({ key: v % KEYS, value: v }));
+      await p.exec();
+    }
   }
 
   /** A fresh input stream holding { key, value } for value 0..N-1. */
@@ -214,5 +227,48 @@ describe('Redis stream connectors end to end', () => {
       hold.dispose();
       await proxy.close();
     }
+  }, 180_000);
+
+  it('(f) unbounded, p=2, a throw after a checkpoint, entries added while it runs: exact, no connection left', async () => {
+    const input = key();
+    await addEntries(input, 0, N / 2);
+    const out = key();
+    const client = await startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 2,
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      checkpointing: { interval: 100, mode: 'exactly-once' },
+      args: {
+        n: String(N),
+        keys: String(KEYS),
+        source: 'redis',
+        unbounded: 'true',
+        sink: 'redis',
+        url: URL,
+        stream: input,
+        out,
+        failure: 'throw',
+        at: '0.25',
+      },
+    });
+    let restarts = 0;
+    client.on('restarting', () => restarts++);
+    const done = client.done.catch((error: unknown) => error);
+    // The first half read (and the injected failure, at a quarter, recovered from): the source is
+    // caught up and waits in XREAD when the second half arrives.
+    await whenCommitted(client, async () => (await redis.xlen(out)) >= N / 2);
+    await addEntries(input, N / 2, N);
+    await whenCommitted(client, async () => (await redis.xlen(out)) >= N);
+    await client.cancel();
+    expect(await done).toMatchObject({ name: 'JobCancelledError' });
+    expect(restarts).toBe(1);
+    await expectExactOutput(out);
+    // The server drops a closed connection when it reads the close: look until it has.
+    const name = `name=${sourceConnectionName(input)} `;
+    let left = true;
+    for (let i = 0; i < 100 && left; i++) {
+      left = ((await redis.client('LIST')) as string).includes(name);
+      if (left) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(left).toBe(false);
   }, 180_000);
 });

@@ -33,6 +33,21 @@ describe('sources.postgres', () => {
     expect(s.type).toBe('postgres');
   });
 
+  it('checks incrementing options up front; incrementing makes the source unbounded', () => {
+    const inc = (incrementing: unknown, key?: string) =>
+      postgresSource({ connection: C, table: 't', key, incrementing: incrementing as never });
+    expect(() => postgresSource({ connection: C, table: 't' })).toThrow(InvalidOptionError); // no key
+    expect(() => inc({})).toThrow(/incrementing/);
+    expect(() => inc({ column: '' })).toThrow(InvalidOptionError);
+    expect(() => inc({ column: 'id', pollIntervalMs: 0 })).toThrow(RangeError);
+    expect(() => inc({ column: 'id', pollIntervalMs: 100, maxPollIntervalMs: 50 })).toThrow(
+      /maxPollIntervalMs/,
+    );
+    expect(() => inc({ column: 'id' }, 'other')).toThrow(/the key is the incrementing column "id"/);
+    expect(inc({ column: 'id' }, 'id').bounded).toBe(false);
+    expect(inc({ column: 'id' }).bounded).toBe(false);
+  });
+
   it('refuses restored state of another table or key', () => {
     const s = postgresSource({ connection: C, table: 't', key: 'id' });
     const entry = { table: 'u', key: ['id'], split: 0, of: 1, last: null, end: null, done: true };

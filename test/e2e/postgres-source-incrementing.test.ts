@@ -1,0 +1,186 @@
+/**
+ * sources.postgres in incrementing mode (`incrementing: { column }`, unbounded) against the real
+ * PostgreSQL (127.0.0.1:5432, database `test`); every table is the test's own and is dropped after.
+ * (a) reader: rows committed out of id order by concurrent transactions (ids taken, a later id
+ *     committed first) are all read, in id order, none skipped; a reader restored from a snapshot
+ *     emits exactly the rows after it, including rows inserted after the snapshot;
+ * (b) reader: typed errors for a missing table, a missing column and a non-integer column;
+ * (c) job: p=2, 3 hash splits, a throw after two source snapshots, half of the rows inserted by
+ *     concurrent transactions while the job runs -> keyed running sum -> sinks.postgres
+ *     exactly-once: the output is exact.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type PostgresSourceOptions,
+  PostgresSourceSchemaError,
+  PostgresTableNotFoundError,
+  sources,
+  startJob,
+} from '../../dist/index.js';
+import { expectExactRunningSums, fixture, whenCommitted } from './helpers.js';
+import { PG_CONNECTION, sumsTables } from './pg-sums-tables.js';
+
+type Row = Record<string, unknown>;
+type Reader = ReturnType<ReturnType<typeof sources.postgres<Row>>['createReader']>;
+
+const N = 20_000;
+const KEYS = 10;
+
+/** Polls until `want` records were emitted; waits on the reader's wake-up when idle. */
+async function take(reader: Reader, want: number): Promise<Row[]> {
+  const rows: Row[] = [];
+  while (rows.length < want) {
+    const r = reader.poll({ collect: (v) => rows.push(v) }, want - rows.length);
+    if (r.state === 'end') throw new Error('an incrementing reader ended');
+    if (r.state === 'idle') await (r.wake ?? new Promise((resolve) => setTimeout(resolve, r.ms)));
+  }
+  return rows;
+}
+
+function reader(
+  options: Omit<PostgresSourceOptions, 'connection'>,
+  restoredState?: unknown[],
+  subtaskIndex = 0,
+  parallelism = 1,
+): Reader {
+  return sources
+    .postgres<Row>({ connection: PG_CONNECTION, ...options })
+    .createReader({ subtaskIndex, parallelism, attempt: 0, restoredState } as never);
+}
+
+describe('sources.postgres incrementing mode', () => {
+  const tables = sumsTables();
+  // Its own pool: the concurrent inserting transactions need more connections than the tables' pool has.
+  const db = new pg.Pool({ connectionString: PG_CONNECTION, max: 6 });
+  const inputs: string[] = [];
+  let seq = 0;
+  afterAll(async () => {
+    for (const t of inputs) await db.query(`DROP TABLE IF EXISTS ${t}`);
+    await tables.dropAll();
+    await db.end();
+  });
+
+  async function table(columns = 'id bigserial PRIMARY KEY, key integer NOT NULL, value integer NOT NULL') {
+    const name = `weir_test_pginc_${process.pid}_${seq++}_${Date.now()}`;
+    inputs.push(name);
+    await db.query(`CREATE TABLE ${name} (${columns})`);
+    return name;
+  }
+
+  /**
+   * Inserts values from..to-1 (key = value mod KEYS) in `txs` concurrent transactions, each taking
+   * ids in turn in batches of 100, committed in reverse order of their first id: later ids commit
+   * first, while earlier ones are still uncommitted.
+   */
+  async function insertConcurrently(name: string, from: number, to: number, txs = 4): Promise<void> {
+    const clients = await Promise.all(Array.from({ length: txs }, () => db.connect()));
+    try {
+      for (const c of clients) await c.query('BEGIN');
+      let t = 0;
+      for (let v = from; v < to; v += 100) {
+        const end = Math.min(to, v + 100);
+        await clients[t].query(
+          `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(${v}, ${end - 1}) AS g ORDER BY g`,
+        );
+        t = (t + 1) % txs;
+      }
+      for (const c of [...clients].reverse()) await c.query('COMMIT');
+    } finally {
+      for (const c of clients) c.release();
+    }
+  }
+
+  it('(a) rows committed out of id order are all read in id order; a restore emits exactly the rest', async () => {
+    const name = await table();
+    const options = { table: name, incrementing: { column: 'id', pollIntervalMs: 5 }, batchRows: 300 };
+    const first = reader(options);
+    let state: unknown[];
+    const got: Row[] = [];
+    try {
+      await insertConcurrently(name, 0, 2000);
+      got.push(...(await take(first, 1500)));
+      state = first.snapshotState(1);
+    } finally {
+      first.close?.();
+    }
+    await insertConcurrently(name, 2000, 4000);
+    const second = reader(options, state);
+    try {
+      got.push(...(await take(second, 2500)));
+      // Nothing more: a poll finds no row (the reader is idle, not ended).
+      expect(second.poll({ collect: () => expect.unreachable('a row past the end') }, 10).state).toBe('idle');
+    } finally {
+      second.close?.();
+    }
+    const ids = got.map((r) => Number(r.id));
+    expect(ids).toEqual(Array.from({ length: 4000 }, (_, i) => i + 1));
+    const values = got.map((r) => r.value as number).sort((a, b) => a - b);
+    expect(values).toEqual(Array.from({ length: 4000 }, (_, i) => i));
+  });
+
+  async function failure(options: Omit<PostgresSourceOptions, 'connection'>): Promise<unknown> {
+    const r = reader(options);
+    try {
+      await take(r, 1);
+    } catch (error) {
+      return error;
+    } finally {
+      r.close?.();
+    }
+    throw new Error('the reader emitted a row instead of failing');
+  }
+
+  it('(b) a missing table, a missing column and a non-integer column are typed errors', async () => {
+    const missing = `weir_test_pginc_missing_${process.pid}`;
+    const e1 = await failure({ table: missing, incrementing: { column: 'id' } });
+    expect(e1).toBeInstanceOf(PostgresTableNotFoundError);
+    expect(String(e1)).toContain(missing);
+    const t = await table('id bigint PRIMARY KEY, t text NOT NULL UNIQUE, at timestamptz NOT NULL UNIQUE');
+    await db.query(`INSERT INTO ${t} VALUES (1, 'a', now())`);
+    const cases: [string, RegExp][] = [
+      ['nope', /column "nope" does not exist/],
+      ['t', /incrementing column "t" has type text; it must be smallint, integer or bigint/],
+      ['at', /incrementing column "at" has type timestamp with time zone/],
+    ];
+    for (const [column, message] of cases) {
+      const error = await failure({ table: t, incrementing: { column, pollIntervalMs: 5 } });
+      expect(error).toBeInstanceOf(PostgresSourceSchemaError);
+      expect(String(error)).toMatch(message);
+    }
+  });
+
+  it('(c) job: p=2, 3 splits, a throw after a checkpoint, rows inserted while it runs: exact', async () => {
+    const name = await table();
+    await db.query(
+      `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(0, ${N / 2 - 1}) AS g ORDER BY g`,
+    );
+    const out = await tables.create('weir_test_pginc_out');
+    const client = await startJob(fixture('postgres-source-pipelines.mjs'), {
+      parallelism: 2,
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      checkpointing: { interval: 100, mode: 'exactly-once' },
+      args: {
+        n: String(N),
+        connection: PG_CONNECTION,
+        table: name,
+        out,
+        splits: '3',
+        incrementing: 'true',
+        failure: 'throw',
+        at: '0.25',
+      },
+    });
+    let restarts = 0;
+    client.on('restarting', () => restarts++);
+    const done = client.done.catch((error: unknown) => error);
+    const count = async () => Number((await db.query(`SELECT count(*) AS n FROM ${out}`)).rows[0].n);
+    await whenCommitted(client, async () => (await count()) >= N / 2);
+    await insertConcurrently(name, N / 2, N);
+    await whenCommitted(client, async () => (await count()) >= N);
+    await client.cancel();
+    expect(await done).toMatchObject({ name: 'JobCancelledError' });
+    expect(restarts).toBe(1);
+    expectExactRunningSums(await tables.rows(out), N, KEYS);
+  }, 180_000);
+});
