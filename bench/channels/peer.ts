@@ -80,7 +80,7 @@ function consumeRing(command: Extract<BenchCommand, { cmd: 'consume-ring' }>): R
     count,
     sum,
     consumerParks: gate.doorbell.stats.parks,
-    writerNotifies: gate.channels[0].ring.stats.writerNotifies,
+    writerNotifies: gate.channels[0].ring!.stats.writerNotifies,
   };
 }
 

@@ -19,7 +19,36 @@ import {
 import { ChannelReader } from './channel-reader.js';
 import { Doorbell } from './doorbell.js';
 import type { Frame } from './frame.js';
-import type { RingBuffer } from './ring-buffer.js';
+import { RingBuffer } from './ring-buffer.js';
+
+/**
+ * One input channel of a gate. A ring's {@link ChannelReader} is one; a remote edge's receiver
+ * (src/cluster/remote-edge-receiver.ts) is another: same frames, same reading shape.
+ */
+export interface GateChannel {
+  /** The next frame, or null when none is readable. Never blocks; throws the channel's failure. */
+  tryRead(): Frame | null;
+  /** Whether {@link tryRead} has something to do (a frame, or a failure to throw). */
+  isReady(): boolean;
+  close(): void;
+  /** Bytes read so far (buffer debloating's throughput). */
+  readonly stats: { readonly bytes: number };
+  /**
+   * Ring channels only: the records an unaligned barrier just returned overtook through the
+   * ring's priority slot (ChannelReader.takeOvertaken). A remote edge has no priority slot: its
+   * barriers arrive in order and overtake nothing.
+   */
+  takeOvertaken?(): (readonly unknown[])[] | null;
+  /** Ring channels only: their fill is reported and their in-flight bytes are debloated. */
+  readonly ring?: RingBuffer;
+  /**
+   * Channels fed by this thread's own event loop (a remote edge: NATS delivers on it) register the
+   * gate's wake-up here and call it when something arrives. A ring's producer rings the doorbell
+   * from its own thread instead, so rings leave this out. A gate with such a channel never parks
+   * blocking (its event loop must turn for the channel to fill): see {@link InputGate.mayParkBlocking}.
+   */
+  onArrival?(wake: () => void): void;
+}
 
 export interface InputGateOptions {
   /**
@@ -76,7 +105,14 @@ export interface GateFrame {
  */
 export class InputGate {
   readonly doorbell: Doorbell;
-  readonly channels: readonly ChannelReader[];
+  readonly channels: readonly GateChannel[];
+  /** The ring channels (all but the remote ones), for fill and debloating. */
+  readonly #rings: readonly RingBuffer[];
+  /**
+   * False when a channel is filled by this thread's event loop (a remote edge): a blocking park
+   * (Atomics.wait) would hold that loop and never be woken. The task then parks asynchronously.
+   */
+  readonly mayParkBlocking: boolean;
   readonly spinMicros: number;
   readonly #blocked: boolean[];
   readonly #ended: boolean[];
@@ -104,7 +140,7 @@ export class InputGate {
   readonly debloatStats = { published: 0, limit: 0 };
 
   constructor(
-    channels: readonly (SharedArrayBuffer | RingBuffer | ChannelReader)[],
+    channels: readonly (SharedArrayBuffer | RingBuffer | GateChannel)[],
     doorbell: SharedArrayBuffer | Doorbell,
     options: InputGateOptions = {},
   ) {
@@ -115,14 +151,25 @@ export class InputGate {
       throw new InvalidOptionError('spinMicros', `must be in [0, 1e6] microseconds, got ${spin}`);
     }
     this.spinMicros = spin;
-    this.channels = channels.map((c) => (c instanceof ChannelReader ? c : new ChannelReader(c)));
+    this.channels = channels.map((c) =>
+      c instanceof SharedArrayBuffer || c instanceof RingBuffer ? new ChannelReader(c) : c,
+    );
+    this.#rings = this.channels.flatMap((c) => (c.ring === undefined ? [] : [c.ring]));
     this.doorbell = doorbell instanceof Doorbell ? doorbell : new Doorbell(doorbell);
+    let remote = false;
+    for (const channel of this.channels) {
+      if (channel.onArrival === undefined) continue;
+      remote = true;
+      const bell = this.doorbell;
+      channel.onArrival(() => bell.wake());
+    }
+    this.mayParkBlocking = !remote;
     this.#blocked = channels.map(() => false);
     this.#ended = channels.map(() => false);
     this.debloat = options.debloat ?? null;
     this.#now = options.now ?? (() => performance.now());
-    if (this.debloat !== null) {
-      this.#debloatState = initialDebloatState(this.channels[0].ring.capacity);
+    if (this.debloat !== null && this.#rings.length > 0) {
+      this.#debloatState = initialDebloatState(this.#rings[0].capacity);
       this.debloatStats.limit = this.#debloatState.limit;
       this.#periodStart = this.#now();
     }
@@ -134,7 +181,7 @@ export class InputGate {
    */
   fillRatio(): number {
     let max = 0;
-    for (const c of this.channels) max = Math.max(max, c.ring.usedBytes / c.ring.capacity);
+    for (const ring of this.#rings) max = Math.max(max, ring.usedBytes / ring.capacity);
     return max;
   }
 
@@ -168,7 +215,7 @@ export class InputGate {
         this.#endedCount++;
       }
       if (frame.kind === 'barrier') {
-        const overtaken = this.channels[i].takeOvertaken();
+        const overtaken = this.channels[i].takeOvertaken?.() ?? null;
         if (overtaken !== null) return { channelIndex: i, frame, overtaken };
       }
       return { channelIndex: i, frame };
@@ -231,6 +278,12 @@ export class InputGate {
    */
   waitSync(timeoutMs = Infinity): boolean {
     this.#throwIfClosed();
+    if (!this.mayParkBlocking) {
+      throw new InvalidOptionError(
+        'waitSync',
+        'this gate has a channel filled by its own event loop (a remote edge); park with waitAsync',
+      );
+    }
     const seen = this.doorbell.sequence();
     const start = this.#debloatState === null ? 0 : this.#now();
     let outcome: string;
@@ -311,7 +364,7 @@ export class InputGate {
         openChannels: this.channels.length - this.#endedCount,
       },
       options,
-      this.channels[0].ring.capacity,
+      this.#rings[0].capacity,
     );
     this.#debloatState = decision.next;
     this.#periodStart = now;
@@ -319,7 +372,7 @@ export class InputGate {
     this.#periodBytes = bytes;
     if (decision.publish === null) return;
     for (let i = 0; i < this.channels.length; i++) {
-      if (!this.#ended[i]) this.channels[i].ring.setInFlightLimit(decision.publish);
+      if (!this.#ended[i]) this.channels[i].ring?.setInFlightLimit(decision.publish);
     }
     this.debloatStats.published++;
     this.debloatStats.limit = decision.publish;

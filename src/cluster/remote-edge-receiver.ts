@@ -20,13 +20,14 @@
  * (RemoteEdgeSequenceError) fails the flow: the next {@link tryRead} throws it, and
  * {@link waitForFrame} rejects with it. Both are task failures.
  */
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Frame } from '../channels/frame.js';
 import { decodeControlFrame, frameTag, isControlTag, isFragment } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
 import { ChannelClosedError } from '../errors.js';
 import { RemoteEdgeProtocolError } from './remote-edge-errors.js';
+import { RemoteEdgeLink } from './remote-edge-link.js';
 import { decideSequence, INITIAL_SEQUENCE_STATE, type SequenceState } from './remote-edge-sequence.js';
 import {
   encodeSmallMessage,
@@ -59,6 +60,8 @@ export class RemoteEdgeReceiver {
     messages: 0,
     records: 0,
     frames: 0,
+    /** Bytes of the data messages read out (a gate's throughput for buffer debloating). */
+    bytes: 0,
     /** Messages of a superseded generation, dropped (each was delivered or is resent). */
     stale: 0,
     /** Gaps seen (messages lost on a cut), each repaired by a resume. */
@@ -83,10 +86,10 @@ export class RemoteEdgeReceiver {
   #failure: Error | null = null;
   #closed = false;
   #wake: (() => void) | null = null;
+  /** The input gate's wake-up (InputGate: GateChannel.onArrival), called on every arrival. */
+  #onArrival: (() => void) | null = null;
   #resumeSentAt = 0;
-  #subscription: Subscription | null = null;
-  #timer: NodeJS.Timeout | null = null;
-  #statusIterator: AsyncIterator<unknown> | null = null;
+  #link: RemoteEdgeLink | null = null;
 
   constructor(options: RemoteEdgeReceiverOptions) {
     this.#nc = options.connection;
@@ -101,18 +104,15 @@ export class RemoteEdgeReceiver {
 
   /** Subscribes, then opens the first generation (the sender sends nothing before it). */
   async start(): Promise<void> {
-    this.#subscription = this.#nc.subscribe(this.subjects.data, {
-      callback: (error, msg) => {
-        if (error !== null) this.#fail(error);
-        else this.#onData(msg.data);
-      },
+    // A quarter period, so idle credits reach the sender before its resync timer gives up on them.
+    this.#link = new RemoteEdgeLink(this.#nc, this.subjects.data, this.resyncAfterMs / 4, {
+      onMessage: (data) => this.#onData(data),
+      onError: (error) => this.#fail(error),
+      onTimer: () => this.#onTimer(),
+      onReconnect: () => this.#issueResume(),
     });
     // The subscription must be on the server before the resume invites the producer to send.
     await this.#nc.flush();
-    // A quarter period, so idle credits reach the sender before its resync timer gives up on them.
-    this.#timer = setInterval(() => this.#onTimer(), this.resyncAfterMs / 4);
-    this.#timer.unref();
-    void this.#watchStatus();
     this.#issueResume();
   }
 
@@ -151,6 +151,19 @@ export class RemoteEdgeReceiver {
     }
   }
 
+  /** Whether {@link tryRead} has something to do: a queued message or the flow's failure. */
+  isReady(): boolean {
+    return this.#failure !== null || this.#queueHead < this.#queue.length;
+  }
+
+  /**
+   * As an input gate's channel (GateChannel): `wake` is called whenever a message is queued or the
+   * flow fails, from this thread's event loop (the NATS client's callback).
+   */
+  onArrival(wake: () => void): void {
+    this.#onArrival = wake;
+  }
+
   /** Resolves when {@link tryRead} has something (a frame or the failure) to return. */
   waitForFrame(): Promise<void> {
     if (this.#failure !== null) return Promise.reject(this.#failure);
@@ -168,9 +181,7 @@ export class RemoteEdgeReceiver {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#subscription?.unsubscribe();
-    if (this.#timer !== null) clearInterval(this.#timer);
-    void this.#statusIterator?.return?.();
+    this.#link?.close();
     this.#fail(new ChannelClosedError(`remote edge ${this.flow}: receiver closed`));
   }
 
@@ -238,6 +249,7 @@ export class RemoteEdgeReceiver {
     this.#queuedBytes -= message.length;
     this.#consumedBytes += message.length;
     this.stats.messages++;
+    this.stats.bytes += message.length;
     if (this.#consumedBytes - this.#creditedConsumed >= this.windowBytes / 4) this.#sendCredit();
   }
 
@@ -271,6 +283,7 @@ export class RemoteEdgeReceiver {
             if (this.#consumedBytes + this.#queuedBytes - this.#creditedReceived >= this.windowBytes / 4)
               this.#sendCredit();
             this.#wake?.();
+            this.#onArrival?.();
           }
           return;
         }
@@ -342,18 +355,9 @@ export class RemoteEdgeReceiver {
     if (this.#consumedBytes > this.#creditedConsumed || received > this.#creditedReceived) this.#sendCredit();
   }
 
-  async #watchStatus(): Promise<void> {
-    const iterator = this.#nc.status()[Symbol.asyncIterator]();
-    this.#statusIterator = iterator;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done === true || this.#closed) return;
-      if (next.value.type === 'reconnect') this.#issueResume();
-    }
-  }
-
   #fail(error: Error): void {
     this.#failure ??= error;
     this.#wake?.();
+    this.#onArrival?.();
   }
 }

@@ -28,13 +28,14 @@
  * Cost: one copy of each batch's encoded bytes into the message; no copy on publish (the message
  * buffer is never written again after its first publish; a resend patches a copy).
  */
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ControlFrame } from '../channels/frame.js';
 import { createControlScratch, encodeControlFrame } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
 import { ChannelClosedError, RecordTooLargeError } from '../errors.js';
 import { RemoteEdgeProtocolError } from './remote-edge-errors.js';
+import { RemoteEdgeLink } from './remote-edge-link.js';
 import {
   encodeSmallMessage,
   MESSAGE_TYPE,
@@ -124,9 +125,7 @@ export class RemoteEdgeSender {
   #failure: Error | null = null;
   #closed = false;
   #waiters: { resolve: () => void; reject: (e: Error) => void; until: () => boolean }[] = [];
-  #subscription: Subscription | null = null;
-  #timer: NodeJS.Timeout | null = null;
-  #statusIterator: AsyncIterator<unknown> | null = null;
+  #link: RemoteEdgeLink | null = null;
   readonly #maxPayload: number;
 
   constructor(options: RemoteEdgeSenderOptions) {
@@ -147,15 +146,12 @@ export class RemoteEdgeSender {
 
   /** Subscribes to the control subject and asks the receiver for its first resume. */
   start(): void {
-    this.#subscription = this.#nc.subscribe(this.subjects.control, {
-      callback: (error, msg) => {
-        if (error !== null) this.#fail(error);
-        else this.#onControl(msg.data);
-      },
+    this.#link = new RemoteEdgeLink(this.#nc, this.subjects.control, this.resyncAfterMs, {
+      onMessage: (data) => this.#onControl(data),
+      onError: (error) => this.#fail(error),
+      onTimer: () => this.#onTimer(),
+      onReconnect: () => this.#sync(),
     });
-    this.#timer = setInterval(() => this.#onTimer(), this.resyncAfterMs);
-    this.#timer.unref();
-    void this.#watchStatus();
     this.#sync();
   }
 
@@ -210,19 +206,40 @@ export class RemoteEdgeSender {
     return this.#wait(() => !this.backlogged);
   }
 
+  /**
+   * Makes pending {@link waitForCapacity} calls resolve now (still backlogged), so a task blocked
+   * on this output can serve a cancel (TaskOutputChannel.interruptWait).
+   */
+  interruptWait(): void {
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiting) waiter.resolve();
+  }
+
   /** Writes end-of-partition and resolves once the receiver has received every message. */
   async finish(): Promise<void> {
     this.writeControl({ kind: 'end-of-partition' });
-    await this.#wait(() => this.#receivedNext === this.#nextSeq);
+    await this.awaitReceived();
+  }
+
+  /**
+   * Resolves once the receiver has received every message sealed so far (so closing loses none,
+   * even if the connection is cut and messages must be resent). Rejects with the flow's failure.
+   */
+  awaitReceived(): Promise<void> {
+    return this.#wait(() => this.#receivedNext === this.#nextSeq);
+  }
+
+  /** Whether {@link close} was called. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Stops listening (idempotent). Unsent and unacknowledged messages are dropped. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#subscription?.unsubscribe();
-    if (this.#timer !== null) clearInterval(this.#timer);
-    void this.#statusIterator?.return?.();
+    this.#link?.close();
     this.#fail(new ChannelClosedError(`remote edge ${this.flow}: sender closed`));
   }
 
@@ -411,16 +428,6 @@ export class RemoteEdgeSender {
     const unacknowledged = this.#sendIndex > this.#head;
     if (this.#generation === 0 || (!this.#heard && (unacknowledged || this.backlogged))) this.#sync();
     this.#heard = false;
-  }
-
-  async #watchStatus(): Promise<void> {
-    const iterator = this.#nc.status()[Symbol.asyncIterator]();
-    this.#statusIterator = iterator;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done === true || this.#closed) return;
-      if (next.value.type === 'reconnect') this.#sync();
-    }
   }
 
   // ---- waiting and failure ----

@@ -14,19 +14,45 @@ import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { InjectedFault } from './injected-fault.js';
 import type { ChannelStateChunkRef } from './snapshot-chunks.js';
 
+/**
+ * A channel whose other end is a subtask in another process: one remote-edge flow over NATS
+ * (src/cluster/remote-edge-*.ts) instead of a ring. Internal: nothing public deploys these yet.
+ */
+export interface RemoteChannelDeployment {
+  /** The flow's name (one NATS token), the same at both ends; unique per run attempt. */
+  readonly remoteFlow: string;
+}
+
+/** Where a task's remote channels connect; required when any channel is remote. */
+export interface RemoteEdgesDeployment {
+  readonly servers: readonly string[];
+  /** Subject prefix (remote-edge-wire.ts). Default `weir.edge`. */
+  readonly prefix?: string;
+  /** The credit window of every flow, bytes. Default 1 MiB. */
+  readonly windowBytes?: number;
+  /** Resync period of every flow, ms. Default 1000. */
+  readonly resyncAfterMs?: number;
+}
+
+export function isRemoteChannel(
+  c: SharedArrayBuffer | RemoteChannelDeployment,
+): c is RemoteChannelDeployment {
+  return !(c instanceof SharedArrayBuffer);
+}
+
 export interface InputChannelDeployment {
   readonly edgeId: number;
   readonly producerSubtask: number;
   readonly inputIndex: 0 | 1;
-  readonly ring: SharedArrayBuffer;
+  readonly ring: SharedArrayBuffer | RemoteChannelDeployment;
 }
 
 export interface OutputEdgeDeployment {
   readonly edgeId: number;
   /** Indexed by consumer subtask; a forward edge has exactly one entry, at index 0. */
-  readonly rings: readonly SharedArrayBuffer[];
-  /** The doorbell of each consumer task, in the same order as `rings`. */
-  readonly doorbells: readonly SharedArrayBuffer[];
+  readonly rings: readonly (SharedArrayBuffer | RemoteChannelDeployment)[];
+  /** The doorbell of each consumer task, in the same order as `rings` (null for a remote one). */
+  readonly doorbells: readonly (SharedArrayBuffer | null)[];
 }
 
 export interface TaskCheckpointConfig {
@@ -71,6 +97,8 @@ export interface TaskDeployment {
   readonly attempt: number;
   readonly inputs: readonly InputChannelDeployment[];
   readonly outputs: readonly OutputEdgeDeployment[];
+  /** The NATS server of the remote channels; absent when every channel is a ring. */
+  readonly remoteEdges?: RemoteEdgesDeployment;
   readonly doorbell: SharedArrayBuffer;
   /** Main → task control calls (comlink). */
   readonly controlPort: MessagePort;

@@ -82,6 +82,11 @@ export interface TaskInputGate {
   waitSync?(timeoutMs?: number): boolean;
   /** Whether a control message was flagged since the last call (clears the flag). With waitSync. */
   takeControl?(): boolean;
+  /**
+   * False when a channel is filled by this thread's event loop (a remote edge), which a blocking
+   * park would hold still: the task then always parks asynchronously. Absent: true.
+   */
+  readonly mayParkBlocking?: boolean;
   wake(): void;
   close(): void;
   /** Buffer debloating: on when non-null (optional: test gates leave it out). */
@@ -514,6 +519,7 @@ export class StreamTask implements BarrierHandlerActions {
    */
   #mayBlock(gate: TaskInputGate): boolean {
     if (gate.waitSync === undefined || gate.takeControl === undefined) return false;
+    if (gate.mayParkBlocking === false) return false;
     if (this.#asyncOps.length > 0 || this.#asyncParts.size > 0 || this.#commands.length > 0) return false;
     for (const resource of process.getActiveResourcesInfo()) if (resource !== 'MessagePort') return false;
     return true;

@@ -13,6 +13,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { buildStreamGraph } from '../api/define-job.js';
 import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext } from '../api/source.js';
+import { openRemoteTaskChannels } from '../cluster/remote-task-channels.js';
 import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { createPartitionerFor } from '../graph/partitioner.js';
 import { formatTaskId } from '../graph/task-id.js';
@@ -57,7 +58,10 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       vertex.parallelism,
     );
 
-    const channels = openTaskChannels(d, plan, vertex);
+    // Channels to other processes (remote edges): a NATS connection in this thread.
+    const remote = await openRemoteTaskChannels(d, d.channelOptions.batchRecords);
+    if (remote) disposers.push(() => remote.close());
+    const channels = openTaskChannels(d, plan, vertex, remote);
     // Channels are closed only after a clean finish. A failed task leaves them open: closing
     // would make its peers fail with ChannelClosedError and race the real cause to the
     // scheduler; the execution's teardown ends every peer anyway.
@@ -203,6 +207,9 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
     post({ kind: 'running' });
     const metrics = await task.run();
+    // A remote consumer must have received everything before the flows close (a cut connection
+    // is repaired by resending, which needs the sender).
+    await remote?.drain();
     closeChannels?.();
     result = { state: 'finished', metrics };
   } catch (e) {

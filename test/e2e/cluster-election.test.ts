@@ -9,13 +9,13 @@
  * Each test deletes its buckets.
  */
 import { Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorBucket, membersBucket } from '../../dist/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
+import { coordinatorBucket } from '../../dist/cluster/cluster-options.js';
 import { CoordinatorLease } from '../../dist/cluster/coordinator-lease.js';
 import { CoordinatorLeaseLostError } from '../../dist/errors.js';
+import { prng } from '../fixtures/channels/stress-sequence.js';
+import { natsTestCluster, NATS_SERVERS as SERVERS } from '../fixtures/cluster/nats-test-cluster.js';
 
-const SERVERS = 'nats://127.0.0.1:4222';
 const LEASE_MS = 1000;
 
 /** A contender's monotonic clock: moves only when the test says. */
@@ -24,36 +24,9 @@ class ManualClock {
   readonly now = (): number => this.t;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('coordinator lease against NATS', () => {
-  let nc: NatsConnection;
-  const clusters: string[] = [];
-  beforeAll(async () => {
-    nc = await connect({ servers: SERVERS });
-  });
-  afterAll(async () => {
-    const kvm = new Kvm(nc);
-    for (const name of clusters)
-      for (const bucket of [membersBucket(name), coordinatorBucket(name)])
-        await (await kvm.open(bucket)).destroy();
-    await nc.close();
-  });
-
-  const newCluster = (): string => {
-    const name = `election_${process.pid}_${clusters.length}_${Date.now()}`;
-    clusters.push(name);
-    return name;
-  };
+  const nats = natsTestCluster();
+  const newCluster = (): string => nats.newCluster('election');
 
   async function contenders(
     name: string,
@@ -106,7 +79,7 @@ describe('coordinator lease against NATS', () => {
       expect(lost.map((e) => e.reason)).toEqual(['superseded']);
       expect(a.lease.isCoordinator()).toBe(false);
       await b.lease.commit('checkpoint', 'b1');
-      const kv = await new Kvm(nc).open(coordinatorBucket(name));
+      const kv = await new Kvm(nats.nc()).open(coordinatorBucket(name));
       expect((await kv.get('checkpoint'))!.string()).toBe('b1');
 
       // b's own clock passes its validity without a renewal: it refuses before asking the server.
@@ -131,7 +104,7 @@ describe('coordinator lease against NATS', () => {
 
   for (const seed of [1, 2, 3]) {
     it(`seeded schedule ${seed}: at most one holder commits per epoch, and never after a newer acquisition`, async () => {
-      const random = mulberry32(seed);
+      const random = prng(seed);
       const name = newCluster();
       const cs = await contenders(name, 3);
       const acquisitions: { seq: number; holder: number }[] = [];

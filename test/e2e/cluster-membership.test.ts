@@ -12,15 +12,12 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClusterMembership } from '../../dist/cluster/cluster-membership.js';
-import { coordinatorBucket, membersBucket } from '../../dist/cluster/cluster-options.js';
 import { CoordinatorLease } from '../../dist/cluster/coordinator-lease.js';
+import { natsTestCluster, NATS_SERVERS as SERVERS } from '../fixtures/cluster/nats-test-cluster.js';
 import { ROOT } from './cli-process.js';
 
-const SERVERS = 'nats://127.0.0.1:4222';
 const TIMEOUT_MS = 1000;
 
 type Leave = { instanceId: string; reason: 'left' | 'timeout'; last: { seenAt: number } };
@@ -57,22 +54,10 @@ async function weirCli(args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 describe('cluster membership against NATS', () => {
-  let nc: NatsConnection;
-  const clusters: string[] = [];
-  beforeAll(async () => {
-    nc = await connect({ servers: SERVERS });
-  });
-  afterAll(async () => {
-    const kvm = new Kvm(nc);
-    for (const name of clusters)
-      for (const bucket of [membersBucket(name), coordinatorBucket(name)])
-        await (await kvm.open(bucket)).destroy();
-    await nc.close();
-  });
+  const nats = natsTestCluster();
 
   it('join, leave by timeout, a late join, a graceful leave; `weir cluster status` shows them and the coordinator', async () => {
-    const name = `members_${process.pid}_${Date.now()}`;
-    clusters.push(name);
+    const name = nats.newCluster('members');
     const join = (id: string): Promise<ClusterMembership> =>
       ClusterMembership.join({ servers: SERVERS, name, timeoutMs: TIMEOUT_MS, instanceId: id });
     const [a, b, c] = await Promise.all([join('a'), join('b'), join('c')]);
