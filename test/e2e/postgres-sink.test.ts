@@ -50,6 +50,16 @@ describe('sinks.postgres end to end', () => {
   });
 
   const table = (upsert: boolean): Promise<string> => pgTables.create('weir_test_pg', { upsert });
+  /** The writer and committer context of subtask 0 of a p=1 exactly-once job, for direct calls. */
+  const wctx = {
+    subtaskIndex: 0,
+    parallelism: 1,
+    attempt: 0,
+    operatorName: 'pg',
+    checkpointingMode: 'exactly-once' as const,
+    restoredCheckpointId: undefined,
+    sinkName: 'postgres',
+  };
   const rows = (name: string): Promise<Sum[]> => pgTables.rows(name);
 
   async function run(args: Record<string, string>, options: JobOptions) {
@@ -101,15 +111,6 @@ describe('sinks.postgres end to end', () => {
   it('(c) a repeated commit of the same committable writes nothing twice', async () => {
     const name = await table(false);
     const sink = sinks.postgres({ connection: CONNECTION, table: name });
-    const wctx = {
-      subtaskIndex: 0,
-      parallelism: 1,
-      attempt: 0,
-      operatorName: 'pg',
-      checkpointingMode: 'exactly-once' as const,
-      restoredCheckpointId: undefined,
-      sinkName: 'postgres',
-    };
     const writer = sink.createWriter(wctx);
     for (let i = 0; i < 5; i++) writer.write({ key: i, sum: i, count: 1 });
     const tx = await writer.preCommit(7);
@@ -136,15 +137,6 @@ describe('sinks.postgres end to end', () => {
     const app = `weir-test-race-${process.pid}-${Date.now()}`;
     const connection = { connectionString: CONNECTION, application_name: app };
     const sink = sinks.postgres({ connection, table: name });
-    const wctx = {
-      subtaskIndex: 0,
-      parallelism: 1,
-      attempt: 0,
-      operatorName: 'pg',
-      checkpointingMode: 'exactly-once' as const,
-      restoredCheckpointId: undefined,
-      sinkName: 'postgres',
-    };
     const writer = sink.createWriter(wctx);
     for (let i = 0; i < 5; i++) writer.write({ key: i, sum: i, count: 1 });
     const tx = await writer.preCommit(3);
