@@ -33,6 +33,40 @@ export function isWrongLastSequence(error: unknown): boolean {
 }
 
 /**
+ * JetStream's answers to a stream created while another client creates the same one: "subjects
+ * overlap with an existing stream" (10065) and "stream name already in use" (10058). Members of one
+ * cluster start together and each creates the buckets, so the server can see several identical
+ * creates at once; under load one of them may be refused with either code though the stream it
+ * asked for now exists. Creating again then finds the identical stream and succeeds.
+ */
+export const CONCURRENT_CREATE_CODES: ReadonlySet<number> = new Set([10065, 10058]);
+
+/** Attempts a bucket create makes before a refusal of `CONCURRENT_CREATE_CODES` is final. */
+export const CREATE_ATTEMPTS = 5;
+
+/**
+ * Runs `create` until it succeeds, retrying (after `pauseMs(attempt)`) only the refusals a concurrent
+ * create of the same bucket causes, at most `CREATE_ATTEMPTS` times. Any other error, or the last
+ * refusal, is thrown as is: a bucket that exists with a different configuration stays an error.
+ */
+export async function createConcurrently<T>(
+  create: () => Promise<T>,
+  pause: (attempt: number) => Promise<void> = (attempt) =>
+    new Promise((resolve) => setTimeout(resolve, 20 * attempt)),
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create();
+    } catch (cause) {
+      const code = (cause as { code?: unknown } | null)?.code;
+      if (attempt >= CREATE_ATTEMPTS || typeof code !== 'number' || !CONCURRENT_CREATE_CODES.has(code))
+        throw cause;
+      await pause(attempt);
+    }
+  }
+}
+
+/**
  * Connects and opens (or, with `create`, creates) both buckets. Without `create`, a cluster whose
  * buckets do not exist is a `ClusterError` saying so (the status command must not create one).
  */
@@ -53,8 +87,10 @@ export async function openCluster(
     let members: KV;
     let coordinator: KV;
     if (create) {
-      members = await kvm.create(membersBucket(o.name), { history: 1, ttl: MEMBER_KEY_TTL_MS });
-      coordinator = await kvm.create(coordinatorBucket(o.name), { history: 1 });
+      members = await createConcurrently(() =>
+        kvm.create(membersBucket(o.name), { history: 1, ttl: MEMBER_KEY_TTL_MS }),
+      );
+      coordinator = await createConcurrently(() => kvm.create(coordinatorBucket(o.name), { history: 1 }));
     } else {
       const jsm = await jetstream.jetstreamManager(nc);
       for (const bucket of [membersBucket(o.name), coordinatorBucket(o.name)]) {
