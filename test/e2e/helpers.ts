@@ -20,9 +20,11 @@ export function threadCount(): number {
 /**
  * Resolves once the thread count is back to `expected`, or with the last count after `ms`. An
  * exiting thread may still be tearing down for a moment after `terminate()` resolved, so the
- * check waits for the condition (bounded) instead of reading once.
+ * check waits for the condition (bounded) instead of reading once. The bound is generous (30 s):
+ * it only ends the wait for a thread that leaked; a loaded machine (files run side by side) can
+ * take seconds to tear one down, and a count that is back returns at once.
  */
-export async function threadCountSettles(expected: number, ms = 3000): Promise<number> {
+export async function threadCountSettles(expected: number, ms = 30_000): Promise<number> {
   const deadline = Date.now() + ms;
   for (;;) {
     const n = threadCount();
