@@ -23,6 +23,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { consoleLogger, type Logger } from '../api/logger.js';
+import type { EncodedBatches } from '../channels/encoded-batches.js';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
 import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
@@ -51,6 +52,13 @@ import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
 export const YIELD_EVERY_MS = 2;
+/**
+ * The same while a snapshot's asynchronous part is pending: its serialization runs in slices
+ * between the loop's yields (one slice per turn), so at 2 ms a busy task gave it a third of the
+ * thread and a 50 k-key snapshot took ~10 turns of the loop, i.e. most of a checkpoint's duration
+ * under backpressure (issue 14). At this pace it gets most of the thread until it is written.
+ */
+export const SNAPSHOT_YIELD_EVERY_MS = 0.2;
 /** Longest park while waiting for an async operator (a settled request wakes the loop earlier). */
 export const ASYNC_PARK_MAX_MS = 1000;
 /** Records a source emits per poll. */
@@ -68,7 +76,7 @@ export interface TaskInputGate {
     readonly channelIndex: number;
     readonly frame: Frame;
     /** Record batches an overtaking barrier passed (input-gate.ts GateFrame). */
-    readonly overtaken?: readonly (readonly unknown[])[];
+    readonly overtaken?: EncodedBatches;
   } | null;
   block(channelIndex: number): void;
   unblock(channelIndex: number): void;
@@ -500,7 +508,7 @@ export class StreamTask implements BarrierHandlerActions {
       }
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       const now = performance.now();
-      if (now - lastYield >= YIELD_EVERY_MS) {
+      if (now - lastYield >= (this.#asyncParts.size > 0 ? SNAPSHOT_YIELD_EVERY_MS : YIELD_EVERY_MS)) {
         await yieldToEventLoop();
         lastYield = performance.now();
         lastTurn = lastYield;
