@@ -53,6 +53,7 @@ export interface LogCoreSettings {
   readonly lingerMs: number;
   readonly maxBatchRecords: number;
   readonly pollMs: number;
+  readonly committerTimeoutMs: number;
 }
 
 type Key = (string | number)[];
@@ -78,6 +79,11 @@ export class LogCore {
   readonly #group: GroupCommit;
   /** Cross-thread group commit (`thread-relay.ts`): the process's committer, or a follower. */
   readonly #relay: ThreadRelay;
+
+  /** @internal For tests (counters, fault injection). */
+  get relay(): ThreadRelay {
+    return this.#relay;
+  }
   /** Committer side: topics of the operations other threads sent, by name and id. */
   readonly #wireTopics = new Map<string, Topic>();
   /** Set once by `close()`; every operation checks it first. */
@@ -105,6 +111,7 @@ export class LogCore {
     this.#relay = new ThreadRelay({
       dir,
       realDir: realpathSync(dir),
+      committerTimeoutMs: settings.committerTimeoutMs,
       word: new Int32Array(userSharedBuffer(root, 'weir-log-relay-v2', RELAY_WORDS_BYTES)),
       submitUnit: (unit, ops) => this.#submitUnit(unit, ops),
       fence: async (generation, epoch) => {

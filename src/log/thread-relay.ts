@@ -27,7 +27,8 @@
  *
  * A committer that stops answering (its worker thread terminated or exited without closing the
  * log, or its event loop stalled): a follower waiting for an answer while the heartbeat of the
- * epoch it sent to has not moved for {@link DEAD_MS} takes over, in this order:
+ * epoch it sent to has not moved for `committerTimeoutMs` (an `openLog` option, default
+ * {@link DEFAULT_COMMITTER_TIMEOUT_MS}) takes over, in this order:
  * 1. it claims the role in the shared word for the next epoch (if nobody else did);
  * 2. it FENCES the old epoch: one durable write of the key `['f', generation, epoch]`. Every group
  *    a committer writes that holds followers' operations is conditional on its epoch's fence key
@@ -42,6 +43,11 @@
  *    without being durable; if the fence write itself fails, the waiting appends reject with
  *    LogStorageError.
  * A false alarm (a stalled but live committer) costs one fenced group, nothing else.
+ *
+ * One file of ~440 lines on purpose: the roles, the shared words, retire, the take-over and the
+ * wire vocabulary are one protocol whose safety argument (never lost, never doubled, never
+ * resolved before durable) runs across all of them; the group commit side of it (units, fence
+ * condition, acknowledgement) is in `group-commit.ts` and `log-core.ts`.
  *
  * Transport: a BroadcastChannel named after the directory's real path (requests and answers; a
  * follower ignores answers meant for others), ref'd only while a follower waits for an answer.
@@ -110,8 +116,16 @@ const FLAG = 1 << 30;
 const EPOCH_MASK = FLAG - 1;
 /** The committer bumps its heartbeat this often (ms). */
 export const BEAT_MS = 100;
-/** A follower takes over after the heartbeat of the epoch it waits on stood still this long (ms). */
-export const DEAD_MS = 2000;
+/**
+ * Default of `LogOptions.committerTimeoutMs`: a follower takes over after the heartbeat of the
+ * epoch it waits on stood still this long (ms).
+ */
+export const DEFAULT_COMMITTER_TIMEOUT_MS = 2000;
+/**
+ * Smallest `committerTimeoutMs`: two heartbeats, so that one late timer tick of a live committer
+ * is not taken for its death (a false alarm is safe, but costs a fenced group).
+ */
+export const MIN_COMMITTER_TIMEOUT_MS = 2 * BEAT_MS;
 /** Bytes of the shared buffer (four 32-bit words, see the file comment). */
 export const RELAY_WORDS_BYTES = 16;
 
@@ -120,6 +134,8 @@ export interface RelayHost {
   /** The environment-wide shared words (Int32Array of length 4). */
   readonly word: Int32Array;
   readonly realDir: string;
+  /** Follower: take over after the committer's heartbeat stood still this long (ms). */
+  readonly committerTimeoutMs: number;
   /** Committer side: queues a follower's request as one unit; null when fenced (not committed). */
   readonly submitUnit: (unit: RelayUnit, ops: WireOp[]) => Promise<WireOutcome[] | null>;
   /** Follower taking over: durably writes the fence of `epoch` of `generation`. */
@@ -173,6 +189,14 @@ export class ThreadRelay {
 
   /** Committer: operations received from other handles so far (for tests and benches). */
   relayedOps = 0;
+  /** Follower: requests resolved from the acknowledgement after a take-over (tests). */
+  resolvedFromAck = 0;
+  /**
+   * Committer, fault injection for tests: called after a follower's request committed and
+   * before its answer is posted (a hook that ends the thread leaves the request committed and
+   * unanswered: the case the acknowledgement entry exists for).
+   */
+  beforeAnswer: (() => void) | undefined;
 
   /** Whether this handle commits for the others. */
   get committer(): boolean {
@@ -288,6 +312,7 @@ export class ThreadRelay {
       this.relayedOps += message.ops.length;
       const unit: RelayUnit = { from: message.from, id: message.id, epoch: message.epoch };
       const answering = this.#host.submitUnit(unit, message.ops).then((outcomes) => {
+        if (outcomes !== null) this.beforeAnswer?.();
         const answer: Answer = { kind: 'ans', to: message.from, id: message.id, outcomes };
         this.#channel.postMessage(answer);
         this.#taken.delete(key);
@@ -340,7 +365,7 @@ export class ThreadRelay {
       this.#progress = { key, at: now };
       return;
     }
-    if (!fenced && now - (this.#progress?.at ?? now) < DEAD_MS) return;
+    if (!fenced && now - (this.#progress?.at ?? now) < this.#host.committerTimeoutMs) return;
     this.#takingOver = true;
     void this.#takeOver(epoch, fenced).finally(() => {
       this.#takingOver = false;
@@ -370,7 +395,9 @@ export class ThreadRelay {
     for (const [id, waiting] of [...this.#waiting]) {
       if (waiting.epoch !== epoch) continue;
       // Committed before the fence (durable: the fence committed after it), or never.
-      this.#settle(id, ack !== undefined && ack.id === id ? ack.outcomes : null);
+      const committed = ack !== undefined && ack.id === id;
+      if (committed) this.resolvedFromAck++;
+      this.#settle(id, committed ? ack.outcomes : null);
     }
   }
 }
