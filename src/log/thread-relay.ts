@@ -51,8 +51,10 @@
  *
  * Transport: a BroadcastChannel named after the directory's real path (requests and answers; a
  * follower ignores answers meant for others), ref'd only while a follower waits for an answer.
- * Cost per follower group: one structured-clone copy of its encoded records each way of a post, and
- * in the committer's transaction one small acknowledgement entry.
+ * Cost per follower group: its encoded records packed into one buffer (one copy) and cloned once
+ * per receiving handle (a BroadcastChannel delivers to every handle on the directory); the answers
+ * of one committed group go out in one message; in the committer's transaction one small
+ * acknowledgement entry per follower.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -94,8 +96,25 @@ interface Request {
   readonly epoch: number;
   readonly from: string;
   readonly id: number;
-  readonly ops: WireOp[];
+  readonly ops: PackedOp[];
 }
+
+/**
+ * A {@link WireOp} as posted: an append's values packed into one exact-size buffer. A stored value
+ * is usually a view into Node's shared 8 KiB allocation pool, and structured clone copies a view's
+ * whole buffer: posted as they are, one single-record append cost every receiver an 8 KiB copy.
+ */
+type PackedOp =
+  | Exclude<WireOp, { kind: 'append' }>
+  | {
+      readonly kind: 'packed-append';
+      readonly topic: string;
+      readonly topicId: number;
+      readonly bytes: Uint8Array;
+      readonly lengths: number[];
+      readonly routed: number[] | null;
+      readonly tx: { readonly transactionId: string; readonly writer: string } | null;
+    };
 
 interface Retired {
   readonly kind: 'retired';
@@ -104,8 +123,13 @@ interface Retired {
   readonly taken: string[];
 }
 
+/** The answers to every request a committed group held: one post per group, not per request. */
 interface Answer {
   readonly kind: 'ans';
+  readonly answers: readonly AnswerTo[];
+}
+
+interface AnswerTo {
   readonly to: string;
   readonly id: number;
   /** `null`: not committed (the committer was fenced); the follower commits the group itself. */
@@ -168,6 +192,9 @@ export class ThreadRelay {
   readonly #taken = new Set<string>();
   /** Committer: answers being prepared (close waits for them to be posted). */
   readonly #answering = new Set<Promise<void>>();
+  /** Committer: answers to post together at the end of this microtask turn, and that post. */
+  #outbox: AnswerTo[] = [];
+  #posted: Promise<void> | undefined;
   #nextRequest = 0;
   /** Whether this handle ever sent a request (then it has an acknowledgement entry to remove). */
   #sent = false;
@@ -230,7 +257,7 @@ export class ThreadRelay {
       this.#channel.ref();
       this.#watch();
     }
-    const request: Request = { kind: 'req', epoch, from: this.#id, id, ops };
+    const request: Request = { kind: 'req', epoch, from: this.#id, id, ops: ops.map(packOp) };
     this.#channel.postMessage(request);
     return answered;
   }
@@ -298,7 +325,9 @@ export class ThreadRelay {
 
   #receive(message: Request | Answer | Retired): void {
     if (message.kind === 'ans') {
-      if (message.to === this.#id) this.#settle(message.id, message.outcomes);
+      for (const answer of message.answers) {
+        if (answer.to === this.#id) this.#settle(answer.id, answer.outcomes);
+      }
     } else if (message.kind === 'retired') {
       for (const [id, waiting] of [...this.#waiting]) {
         if (waiting.epoch === message.epoch && !message.taken.includes(`${this.#id}:${id}`)) {
@@ -311,15 +340,37 @@ export class ThreadRelay {
       this.#taken.add(key);
       this.relayedOps += message.ops.length;
       const unit: RelayUnit = { from: message.from, id: message.id, epoch: message.epoch };
-      const answering = this.#host.submitUnit(unit, message.ops).then((outcomes) => {
-        if (outcomes !== null) this.beforeAnswer?.();
-        const answer: Answer = { kind: 'ans', to: message.from, id: message.id, outcomes };
-        this.#channel.postMessage(answer);
-        this.#taken.delete(key);
-        this.#answering.delete(answering);
-      });
+      const answering = this.#host
+        .submitUnit(unit, message.ops.map(unpackOp))
+        .then((outcomes) => {
+          if (outcomes !== null) this.beforeAnswer?.();
+          return this.#answer({ to: message.from, id: message.id, outcomes });
+        })
+        .then(() => {
+          this.#taken.delete(key);
+          this.#answering.delete(answering);
+        });
       this.#answering.add(answering);
     }
+  }
+
+  /**
+   * Queues an answer; resolves once it is posted. The units of one group settle in one loop
+   * (`group-commit.ts`), so their answers are all queued before the microtask that posts them:
+   * one message per group, which every other handle on the channel receives once.
+   */
+  #answer(answer: AnswerTo): Promise<void> {
+    this.#outbox.push(answer);
+    this.#posted ??= new Promise<void>((posted) =>
+      queueMicrotask(() => {
+        const message: Answer = { kind: 'ans', answers: this.#outbox };
+        this.#outbox = [];
+        this.#posted = undefined;
+        this.#channel.postMessage(message);
+        posted();
+      }),
+    );
+    return this.#posted;
   }
 
   #settle(id: number, outcomes: WireOutcome[] | null, error?: unknown): void {
@@ -400,6 +451,40 @@ export class ThreadRelay {
       this.#settle(id, committed ? ack.outcomes : null);
     }
   }
+}
+
+function packOp(op: WireOp): PackedOp {
+  if (op.kind !== 'append') return op;
+  const { values, routed } = op.prepared;
+  const lengths: number[] = new Array(values.length);
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += lengths[i] = values[i].length;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const value of values) {
+    bytes.set(value, at);
+    at += value.length;
+  }
+  return { kind: 'packed-append', topic: op.topic, topicId: op.topicId, bytes, lengths, routed, tx: op.tx };
+}
+
+/** The committer's copy: the values are views into the one received buffer (no copy). */
+function unpackOp(op: PackedOp): WireOp {
+  if (op.kind !== 'packed-append') return op;
+  const buffer = Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength);
+  const values: Buffer[] = new Array(op.lengths.length);
+  let at = 0;
+  for (let i = 0; i < values.length; i++) {
+    values[i] = buffer.subarray(at, at + op.lengths[i]);
+    at += op.lengths[i];
+  }
+  return {
+    kind: 'append',
+    topic: op.topic,
+    topicId: op.topicId,
+    prepared: { values, routed: op.routed },
+    tx: op.tx,
+  };
 }
 
 /** The generation words of the shared buffer, set once per buffer (random, never 0). */
