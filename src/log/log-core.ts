@@ -36,14 +36,8 @@ import {
 import type { Durability } from './log-options.js';
 import { LogRecordCodec } from './log-record-codec.js';
 import { LogWakeup } from './log-wakeup.js';
-import {
-  RELAY_WORDS_BYTES,
-  type RelayAck,
-  type RelayUnit,
-  ThreadRelay,
-  type WireOp,
-  type WireOutcome,
-} from './thread-relay.js';
+import type { WireOp, WireOutcome } from './relay-wire.js';
+import { RELAY_WORDS_BYTES, type RelayAck, type RelayUnit, ThreadRelay } from './thread-relay.js';
 import { Topic } from './topic.js';
 
 /** How a handle writes (see `LogOptions`); validated by `openLog`. */

@@ -44,10 +44,10 @@
  *    LogStorageError.
  * A false alarm (a stalled but live committer) costs one fenced group, nothing else.
  *
- * One file of ~440 lines on purpose: the roles, the shared words, retire, the take-over and the
- * wire vocabulary are one protocol whose safety argument (never lost, never doubled, never
- * resolved before durable) runs across all of them; the group commit side of it (units, fence
- * condition, acknowledgement) is in `group-commit.ts` and `log-core.ts`.
+ * One file of ~435 lines on purpose: the roles, the shared words, retire and the take-over are one
+ * protocol whose safety argument (never lost, never doubled, never resolved before durable) runs
+ * across all of them; the wire vocabulary is in `relay-wire.ts`, and the group commit side of the
+ * protocol (units, fence condition, acknowledgement) in `group-commit.ts` and `log-core.ts`.
  *
  * Transport: a BroadcastChannel named after the directory's real path (requests and answers; a
  * follower ignores answers meant for others), ref'd only while a follower waits for an answer.
@@ -59,24 +59,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
-import { InvalidOptionError, LogStorageError, type WeirError } from '../errors.js';
-import type { PreparedAppend } from './topic.js';
-
-/** An asynchronous log operation as data (what a follower sends). */
-export type WireOp =
-  | {
-      readonly kind: 'append';
-      readonly topic: string;
-      readonly topicId: number;
-      readonly prepared: PreparedAppend;
-      readonly tx: { readonly transactionId: string; readonly writer: string } | null;
-    }
-  | { readonly kind: 'retention'; readonly topic: string; readonly topicId: number };
-
-/** One operation's outcome, as sent back. */
-export type WireOutcome =
-  | { readonly ok: true; readonly result: unknown }
-  | { readonly ok: false; readonly name: string; readonly message: string; readonly option?: string };
+import { LogStorageError } from '../errors.js';
+import { type PackedOp, packOp, unpackOp, type WireOp, type WireOutcome } from './relay-wire.js';
 
 /** One follower request as the committer queues it: its operations are planned in one group. */
 export interface RelayUnit {
@@ -98,23 +82,6 @@ interface Request {
   readonly id: number;
   readonly ops: PackedOp[];
 }
-
-/**
- * A {@link WireOp} as posted: an append's values packed into one exact-size buffer. A stored value
- * is usually a view into Node's shared 8 KiB allocation pool, and structured clone copies a view's
- * whole buffer: posted as they are, one single-record append cost every receiver an 8 KiB copy.
- */
-type PackedOp =
-  | Exclude<WireOp, { kind: 'append' }>
-  | {
-      readonly kind: 'packed-append';
-      readonly topic: string;
-      readonly topicId: number;
-      readonly bytes: Uint8Array;
-      readonly lengths: number[];
-      readonly routed: number[] | null;
-      readonly tx: { readonly transactionId: string; readonly writer: string } | null;
-    };
 
 interface Retired {
   readonly kind: 'retired';
@@ -453,40 +420,6 @@ export class ThreadRelay {
   }
 }
 
-function packOp(op: WireOp): PackedOp {
-  if (op.kind !== 'append') return op;
-  const { values, routed } = op.prepared;
-  const lengths: number[] = new Array(values.length);
-  let total = 0;
-  for (let i = 0; i < values.length; i++) total += lengths[i] = values[i].length;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const value of values) {
-    bytes.set(value, at);
-    at += value.length;
-  }
-  return { kind: 'packed-append', topic: op.topic, topicId: op.topicId, bytes, lengths, routed, tx: op.tx };
-}
-
-/** The committer's copy: the values are views into the one received buffer (no copy). */
-function unpackOp(op: PackedOp): WireOp {
-  if (op.kind !== 'packed-append') return op;
-  const buffer = Buffer.from(op.bytes.buffer, op.bytes.byteOffset, op.bytes.byteLength);
-  const values: Buffer[] = new Array(op.lengths.length);
-  let at = 0;
-  for (let i = 0; i < values.length; i++) {
-    values[i] = buffer.subarray(at, at + op.lengths[i]);
-    at += op.lengths[i];
-  }
-  return {
-    kind: 'append',
-    topic: op.topic,
-    topicId: op.topicId,
-    prepared: { values, routed: op.routed },
-    tx: op.tx,
-  };
-}
-
 /** The generation words of the shared buffer, set once per buffer (random, never 0). */
 function generationOf(word: Int32Array): string {
   for (const i of [2, 3]) {
@@ -495,28 +428,4 @@ function generationOf(word: Int32Array): string {
     }
   }
   return `${Atomics.load(word, 2).toString(16)}-${Atomics.load(word, 3).toString(16)}`;
-}
-
-export function succeeded(result: unknown): WireOutcome {
-  return { ok: true, result };
-}
-
-export function failed(error: unknown): WireOutcome {
-  if (error instanceof InvalidOptionError) {
-    return { ok: false, name: error.name, message: error.message, option: error.option };
-  }
-  const e = error instanceof Error ? error : new Error(String(error));
-  return { ok: false, name: e.name, message: e.message };
-}
-
-/** A follower's view of a failed outcome: the committer's typed error, rebuilt. */
-export function outcomeError(outcome: WireOutcome & { ok: false }, dir: string): WeirError {
-  if (outcome.name === 'InvalidOptionError' && outcome.option !== undefined) {
-    const prefix = `invalid option ${outcome.option}: `;
-    const detail = outcome.message.startsWith(prefix)
-      ? outcome.message.slice(prefix.length)
-      : outcome.message;
-    return new InvalidOptionError(outcome.option, detail);
-  }
-  return new LogStorageError(`log ${dir}: the committer thread failed the append: ${outcome.message}`);
 }
