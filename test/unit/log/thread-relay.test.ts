@@ -313,12 +313,14 @@ describe('cross-thread group commit', () => {
     await log.close();
     // Thread 0 (the committer) exits right after its 7th group holding the others' appends is
     // durable, before answering any of them. Their appends are in the log but unanswered: the
-    // followers' take-over (after 300 ms without a heartbeat) must find them through the
-    // acknowledgement written in that group and resolve them, not append them again.
+    // followers' take-over (after 1 s without a heartbeat) must find them through the
+    // acknowledgement written in that group and resolve them, not append them again. (1 s, not
+    // less: a committer merely delayed by a loaded machine and fenced before its 7th group would
+    // never die there, and the test would fail on its exit code instead of testing the path.)
     const running = await startThreads(dir, 0xd1e, cleanups, {
       firstAlone: true,
       dieBeforeAnswer: 7,
-      committerTimeoutMs: 300,
+      committerTimeoutMs: 1000,
     });
     const committer = running.workers[0];
     const dying = new Promise<void>((resolve) =>
@@ -330,8 +332,8 @@ describe('cross-thread group commit', () => {
     const [first, ...rest] = running.done;
     void first.catch(() => undefined);
     const done = await Promise.all(rest);
-    await dying;
     expect(await exited).toBe(3);
+    await dying;
     // At least the request of the 7th group was committed and never answered.
     expect(done.reduce((sum, d) => sum + d.fromAck, 0)).toBeGreaterThanOrEqual(1);
     const reader = openLog(dir);
