@@ -15,17 +15,17 @@ import {
   DEFAULT_BUFFER_DEBLOAT,
 } from '../channels/buffer-debloater.js';
 import {
+  type ClusterJobOptions,
+  type ResolvedClusterJobOptions,
+  resolveClusterJobOptions,
+} from '../cluster/cluster-options.js';
+import {
   type DashboardOptions,
   type ResolvedDashboardOptions,
   resolveDashboardOptions,
 } from '../dashboard/dashboard-options.js';
 import { InvalidOptionError } from '../errors.js';
 import type { InjectedFault } from '../protocol/injected-fault.js';
-import {
-  type ClusterJobOptions,
-  type ResolvedClusterJobOptions,
-  resolveClusterJobOptions,
-} from '../cluster/cluster-options.js';
 import { checkKnownKeys, type KeyTable } from './option-keys.js';
 import { createRestartStrategy, type RestartStrategyOptions } from './restart-strategy.js';
 
