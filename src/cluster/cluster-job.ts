@@ -1,0 +1,387 @@
+/**
+ * One instance of a job formed by several processes (`startJob/runJob(job, { cluster })`, issue
+ * 17). Every instance runs the same job module with the same options:
+ *
+ * 1. It joins the cluster's membership and contends for the coordinator lease.
+ * 2. The lease holder waits until `instances` members are live, writes a probe file into the
+ *    shared checkpoint directory, computes the assignment over the live members (assignment.ts)
+ *    and publishes it with a fenced commit (`assignment` in the coordinator bucket).
+ * 3. Every instance named in it checks that it can read the probe (the checkpoint directory must
+ *    be the same directory everywhere), then deploys its share through the scheduler: rings
+ *    between its own subtasks, remote flows to the others' (`Execution`'s `cluster` option).
+ * 4. Checkpoints are coordinated over core NATS subjects of the run (cluster-checkpoints.ts): the
+ *    coordinator triggers, each instance relays to its tasks and reports acknowledgements, input
+ *    ends, its finish or failure; a checkpoint completes only once its record was committed
+ *    through the lease's fence, then `complete` makes the sinks commit.
+ * 5. The job ends when every instance's tasks finished after the final checkpoint. Any failure —
+ *    a task's, a member leaving the assignment, the lease lost — fails the job on every instance:
+ *    restarting over the live members is not built yet.
+ *
+ * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
+ * union over the instances.
+ */
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Subscription } from '@nats-io/transport-node';
+import type { JobClient } from '../coordinator/job-client.js';
+import { type DeployedTask, Execution, type ExecutionOutcome } from '../coordinator/scheduler.js';
+import { ClusterError, TaskFailureError } from '../errors.js';
+import type { OperatorMetrics, TaskCheckpointConfig, TaskEvent } from '../protocol/task-deployment.js';
+import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
+import {
+  type ClusterCheckpointRecord,
+  ClusterCheckpoints,
+  type CoordinatorMessage,
+  type MemberMessage,
+} from './cluster-checkpoints.js';
+import { type ClusterConnection, openCluster } from './cluster-connection.js';
+import { ClusterMembership } from './cluster-membership.js';
+import { CoordinatorLease } from './coordinator-lease.js';
+
+export const ASSIGNMENT_KEY = 'assignment';
+export const CHECKPOINT_KEY = 'checkpoint';
+
+/** What JobClient hands its cluster run (its private parts it needs). */
+export interface ClusterJobHost {
+  readonly jobModule: string;
+  onTaskEvent(task: DeployedTask, event: TaskEvent): void;
+  /** The execution now running (so `cancel()` reaches it). */
+  onExecution(execution: Execution): void;
+}
+
+interface PublishedAssignment extends ClusterAssignment {
+  readonly coordinator: string;
+  readonly epoch: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The run's subjects: `weir.cluster.<name>.<run>.up` (members → coordinator) and `.ctl`. */
+export function runSubjects(name: string, run: string): { up: string; ctl: string } {
+  return { up: `weir.cluster.${name}.${run}.up`, ctl: `weir.cluster.${name}.${run}.ctl` };
+}
+
+/**
+ * Runs this process's part of the job to its end. Resolves with its tasks' final metrics, or
+ * null when the execution was cancelled; rejects with the job's failure.
+ */
+export async function runClusterInstance(
+  client: JobClient,
+  host: ClusterJobHost,
+): Promise<ReadonlyMap<string, readonly OperatorMetrics[]> | null> {
+  const o = client.options;
+  const cluster = o.cluster!;
+  const c = o.checkpointing!;
+  const log = (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) =>
+    client.log(level, { cluster: cluster.name, ...fields }, msg);
+  // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
+  // it without validating.
+  mkdirSync(cluster.checkpointDir, { recursive: true });
+  const storage = CheckpointStorage.open(cluster.checkpointDir);
+  const membership = await ClusterMembership.join(cluster);
+  const id = membership.instanceId;
+  membership.on('error', (e) => log('warn', { err: e.message }, 'membership'));
+  let lease: CoordinatorLease | null = null;
+  let conn: ClusterConnection | null = null;
+  const subs: Subscription[] = [];
+  let tick: NodeJS.Timeout | null = null;
+  try {
+    lease = await CoordinatorLease.open({ ...cluster, instanceId: id });
+    lease.on('error', (e) => log('warn', { err: e.message }, 'lease'));
+    lease.start();
+    conn = await openCluster(cluster, { create: true, role: `${id}:job` });
+    log('info', { instance: id }, 'joined; waiting for the assignment');
+    const assignment = await awaitAssignment(client, cluster, id, membership, lease, conn);
+    const subjects = runSubjects(cluster.name, assignment.run);
+    const nc = conn.nc;
+    const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
+      nc.publish(subject, encoder.encode(JSON.stringify(m)));
+    const up = (m: MemberMessage) => send(subjects.up, m);
+
+    // The coordinator side (the instance that published the assignment).
+    let coordinatorDone: Promise<void> = Promise.resolve();
+    let checkpoints: ClusterCheckpoints | null = null;
+    let execution: Execution | null = null;
+    let failure = null as string | null;
+    const failLocal = (message: string) => {
+      failure ??= message;
+      execution?.fail(
+        new TaskFailureError(`cluster "${cluster.name}"`, undefined, message, undefined, {
+          failureKind: 'task',
+        }),
+      );
+    };
+    if (assignment.coordinator === id) {
+      const activeLease = lease;
+      let finished!: () => void;
+      coordinatorDone = new Promise((resolve) => {
+        finished = resolve;
+      });
+      const allTasks = Object.keys(assignment.tasks);
+      const cp = new ClusterCheckpoints({
+        run: assignment.run,
+        members: assignment.members,
+        tasks: allTasks,
+        sources: allTasks.filter(
+          (k) => client.plan.vertices[Number(k.split('/')[0])].operators[0].spec.kind === 'source',
+        ),
+        timeoutMs: c.timeout,
+        publish: (m) => send(subjects.ctl, m),
+        commit: async (record) => {
+          await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
+        },
+        onCompleted: (record, bytes, durationMs) => {
+          client.recordCheckpoint(statsOf(record, bytes, durationMs));
+          log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
+        },
+        onFailed: (message) => {
+          failLocal(message);
+          finished();
+        },
+        onFinished: () => finished(),
+      });
+      checkpoints = cp;
+      subs.push(
+        nc.subscribe(subjects.up, {
+          callback: (_e, msg) => cp.onMessage(JSON.parse(decoder.decode(msg.data))),
+        }),
+      );
+      activeLease.on('lost', (e) => cp.fail(`the coordinator lost its lease: ${e.message}`));
+      tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
+    }
+
+    // The member side: relay the coordinator's messages to this instance's tasks.
+    const local = new Set(tasksOf(client.plan, assignment, id));
+    const byKey = new Map<string, DeployedTask>();
+    const call = (f: () => Promise<unknown>) => {
+      try {
+        void f().catch(() => undefined); // a task that already ended: its outcome says why
+      } catch {
+        // proxy released: the execution ended
+      }
+    };
+    subs.push(
+      nc.subscribe(subjects.ctl, {
+        callback: (_e, msg) => {
+          const m = JSON.parse(decoder.decode(msg.data)) as CoordinatorMessage;
+          switch (m.type) {
+            case 'trigger':
+              for (const key of m.tasks) {
+                const t = byKey.get(key);
+                if (t)
+                  call(() => t.control.triggerCheckpoint(m.checkpointId, m.timestamp, 'checkpoint', m.final));
+              }
+              return;
+            case 'complete':
+              for (const t of byKey.values()) call(() => t.control.notifyCheckpointComplete(m.checkpointId));
+              return;
+            case 'abort':
+              for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
+              return;
+            case 'fail':
+              if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
+              return;
+          }
+        },
+      }),
+    );
+    await nc.flush();
+    // A member of the assignment that leaves fails the job (no restart over the survivors yet).
+    membership.on('leave', ({ instanceId, reason }) => {
+      if (assignment.members.includes(instanceId) && instanceId !== id)
+        failLocal(
+          `instance ${instanceId} left the cluster (${reason}); restarting over the live members is not built yet`,
+        );
+    });
+    lease.on('lost', (e) => {
+      if (assignment.coordinator === id) failLocal(`the coordinator lost its lease: ${e.message}`);
+    });
+
+    const taskConfig: TaskCheckpointConfig = {
+      mode: c.mode,
+      dir: cluster.checkpointDir,
+      incremental: false,
+      fullEvery: c.fullEvery,
+      stateBackend: o.stateBackend,
+      unaligned: c.unaligned,
+      ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
+    };
+    let running = 0;
+    const ex = new Execution(
+      client.plan,
+      {
+        jobModule: host.jobModule,
+        args: o.args,
+        parallelism: o.parallelism,
+        maxParallelism: o.maxParallelism,
+        attempt: 0,
+        ringBytes: o.channels.ringBytes,
+        batchRecords: o.channels.batchRecords,
+        batchBytes: o.channels.batchBytes,
+        recordFormat: o.channels.recordFormat,
+        debloat: o.channels.debloat,
+        checkpointing: taskConfig,
+        stateBackend: o.stateBackend,
+        restore: null,
+        stuckTaskTimeout: o.stuckTaskTimeout,
+        faultInjection: o.faultInjection,
+        cluster: { placement: placementOf(assignment, id), remoteEdges: { servers: cluster.servers } },
+      },
+      (task, event) => {
+        host.onTaskEvent(task, event);
+        switch (event.kind) {
+          case 'running':
+            if (++running === local.size) up({ type: 'ready', member: id });
+            break;
+          case 'acknowledge':
+            up({
+              type: 'ack',
+              member: id,
+              checkpointId: event.checkpointId,
+              task: task.key,
+              state: event.state,
+              bytes: event.metrics.bytes ?? 0,
+            });
+            break;
+          case 'decline':
+            up({
+              type: 'decline',
+              member: id,
+              checkpointId: event.checkpointId,
+              task: task.key,
+              message: event.message,
+            });
+            break;
+          case 'input-ended':
+            up({ type: 'ended', member: id, task: task.key });
+            break;
+          default:
+            break;
+        }
+      },
+    );
+    execution = ex;
+    for (const t of ex.tasks) byKey.set(t.key, t);
+    if (failure !== null) failLocal(failure);
+    host.onExecution(ex);
+    client.emit('deployed', { attempt: 0, restoredFrom: undefined });
+    log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
+    // A member with nothing assigned is ready at once.
+    if (local.size === 0) up({ type: 'ready', member: id });
+    const outcome: ExecutionOutcome = await ex.done;
+    if (outcome.state === 'finished') {
+      up({ type: 'done', member: id });
+      await nc.flush();
+      await coordinatorDone;
+      if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
+      return outcome.metrics;
+    }
+    if (outcome.state === 'cancelled') {
+      up({ type: 'failed', member: id, message: 'cancelled' });
+      checkpoints?.fail(`instance ${id} was cancelled`);
+      return null;
+    }
+    // Tell the others (unless they told us).
+    if (failure === null || !failure.startsWith('instance ')) {
+      up({ type: 'failed', member: id, message: outcome.error.message });
+      checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
+    }
+    await nc.flush().catch(() => undefined);
+    throw outcome.error;
+  } finally {
+    if (tick) clearInterval(tick);
+    for (const s of subs) s.unsubscribe();
+    await lease?.close({ release: true }).catch(() => undefined);
+    await membership.leave().catch(() => undefined);
+    await conn?.close().catch(() => undefined);
+    await storage.close();
+  }
+}
+
+/**
+ * Waits for the assignment that names this instance. The lease holder publishes one once
+ * `instances` members are live. An assignment whose members are all live but that leaves this
+ * instance out is a job already running: joining it is not built yet (an error). One whose
+ * members are not all live is stale (an earlier run of the cluster name) and ignored.
+ */
+async function awaitAssignment(
+  client: JobClient,
+  cluster: NonNullable<JobClient['options']['cluster']>,
+  id: string,
+  membership: ClusterMembership,
+  lease: CoordinatorLease,
+  conn: ClusterConnection,
+): Promise<PublishedAssignment> {
+  const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
+  let published = false;
+  for (;;) {
+    if (client.options.signal?.aborted)
+      throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
+    const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
+    if (entry && entry.operation === 'PUT') {
+      const a = JSON.parse(entry.string()) as PublishedAssignment;
+      if (a.members.includes(id)) {
+        checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
+        return a;
+      }
+      const live = new Set(membership.members().map((m) => m.record.instanceId));
+      if (a.members.every((m) => live.has(m)))
+        throw new ClusterError(
+          cluster.name,
+          'joining',
+          `the job already runs on ${a.members.join(', ')}; joining a running job is not built yet`,
+        );
+    }
+    const epoch = lease.epoch;
+    if (!published && epoch !== undefined) {
+      const live = membership
+        .members()
+        .map((m) => m.record.instanceId)
+        .sort();
+      if (live.length >= cluster.instances && live.includes(id)) {
+        const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
+        writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
+        const a: PublishedAssignment = { ...assignSubtasks(client.plan, live, run), coordinator: id, epoch };
+        await lease.commit(ASSIGNMENT_KEY, JSON.stringify(a));
+        published = true;
+        continue;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, period));
+  }
+}
+
+const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;
+
+/** The coordinator's probe file must be readable here: the checkpoint directory is shared. */
+function checkSharedDir(name: string, dir: string, run: string): void {
+  let text = '';
+  try {
+    text = readFileSync(join(dir, probeName(name, run)), 'utf8');
+  } catch {
+    // reported below
+  }
+  if (text !== run)
+    throw new ClusterError(
+      name,
+      'checking the checkpoint directory',
+      `${dir} does not hold the coordinator's probe file ${probeName(name, run)}: cluster.checkpointDir (or checkpointing.dir) must be the same directory on every instance (a shared file system for several machines)`,
+    );
+}
+
+function statsOf(record: ClusterCheckpointRecord, bytes: number, durationMs: number) {
+  return {
+    checkpointId: record.checkpointId,
+    triggerTimestamp: record.completedAt - durationMs,
+    durationMs,
+    maxAlignmentDurationMs: 0,
+    switchedToUnaligned: false,
+    maxSyncDurationMs: 0,
+    maxAsyncDurationMs: 0,
+    bytes,
+    subtasks: [],
+  };
+}
