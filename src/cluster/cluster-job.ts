@@ -94,7 +94,8 @@ export async function runClusterInstance(
     lease.start();
     conn = await openCluster(cluster, { create: true, role: `${id}:job` });
     log('info', { instance: id }, 'joined; waiting for the assignment');
-    const assignment = await awaitAssignment(client, cluster, id, membership, lease, conn);
+    const { assignment, upstream } = await awaitAssignment(client, cluster, id, membership, lease, conn, log);
+    if (upstream) subs.push(upstream.sub);
     const subjects = runSubjects(cluster.name, assignment.run);
     const nc = conn.nc;
     const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
@@ -144,11 +145,7 @@ export async function runClusterInstance(
         onFinished: () => finished(),
       });
       checkpoints = cp;
-      subs.push(
-        nc.subscribe(subjects.up, {
-          callback: (_e, msg) => cp.onMessage(JSON.parse(decoder.decode(msg.data))),
-        }),
-      );
+      upstream!.attach((m) => cp.onMessage(m));
       activeLease.on('lost', (e) => cp.fail(`the coordinator lost its lease: ${e.message}`));
       tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
     }
@@ -189,9 +186,11 @@ export async function runClusterInstance(
       }),
     );
     await nc.flush();
-    // A member of the assignment that leaves fails the job (no restart over the survivors yet).
+    // A member of the assignment that times out (died, paused, cut off) fails the job: no restart
+    // over the survivors yet. A graceful leave (`left`) is a member whose part ended: finished
+    // after the final checkpoint, or failed, which it reported as `failed` first.
     membership.on('leave', ({ instanceId, reason }) => {
-      if (assignment.members.includes(instanceId) && instanceId !== id)
+      if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id)
         failLocal(
           `instance ${instanceId} left the cluster (${reason}); restarting over the live members is not built yet`,
         );
@@ -314,9 +313,10 @@ async function awaitAssignment(
   membership: ClusterMembership,
   lease: CoordinatorLease,
   conn: ClusterConnection,
-): Promise<PublishedAssignment> {
+  log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
+): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
-  let published = false;
+  let upstream: Upstream | null = null;
   for (;;) {
     if (client.options.signal?.aborted)
       throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
@@ -325,7 +325,7 @@ async function awaitAssignment(
       const a = JSON.parse(entry.string()) as PublishedAssignment;
       if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
-        return a;
+        return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
       }
       const live = new Set(membership.members().map((m) => m.record.instanceId));
       if (a.members.every((m) => live.has(m)))
@@ -336,7 +336,7 @@ async function awaitAssignment(
         );
     }
     const epoch = lease.epoch;
-    if (!published && epoch !== undefined) {
+    if (upstream === null && epoch !== undefined) {
       const live = membership
         .members()
         .map((m) => m.record.instanceId)
@@ -345,13 +345,50 @@ async function awaitAssignment(
         const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
         writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
         const a: PublishedAssignment = { ...assignSubtasks(client.plan, live, run), coordinator: id, epoch };
-        await lease.commit(ASSIGNMENT_KEY, JSON.stringify(a));
-        published = true;
+        // Listen before publishing: a member may deploy and report `ready` before this loop
+        // reads the assignment back.
+        upstream = listenUpstream(conn, runSubjects(cluster.name, run).up, run);
+        await conn.nc.flush();
+        try {
+          await lease.commit(ASSIGNMENT_KEY, JSON.stringify(a));
+        } catch (e) {
+          // Lost the lease meanwhile: the next holder assigns.
+          log('warn', { err: (e as Error).message }, 'assignment not published');
+          upstream.sub.unsubscribe();
+          upstream = null;
+        }
         continue;
       }
     }
     await new Promise((resolve) => setTimeout(resolve, period));
   }
+}
+
+/** The coordinator's subscription to its members' messages, buffering until the coordinator attaches. */
+interface Upstream {
+  readonly run: string;
+  readonly sub: Subscription;
+  attach(handler: (m: MemberMessage) => void): void;
+}
+
+function listenUpstream(conn: ClusterConnection, subject: string, run: string): Upstream {
+  const buffered: MemberMessage[] = [];
+  let handler: ((m: MemberMessage) => void) | null = null;
+  const sub = conn.nc.subscribe(subject, {
+    callback: (_e, msg) => {
+      const m = JSON.parse(decoder.decode(msg.data)) as MemberMessage;
+      if (handler) handler(m);
+      else buffered.push(m);
+    },
+  });
+  return {
+    run,
+    sub,
+    attach(h) {
+      handler = h;
+      for (const m of buffered.splice(0)) h(m);
+    },
+  };
 }
 
 const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;
