@@ -34,7 +34,7 @@ const KEYS = 10;
 const INSTANCES = 3;
 
 interface InstanceMessage {
-  kind: 'deployed' | 'checkpoint' | 'result' | 'error';
+  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit';
   checkpointId?: number;
   status?: string;
   sinks?: Record<string, RunningSum[]>;
@@ -49,7 +49,8 @@ class Log {
   failure: string | null = null;
   add(instance: number, m: InstanceMessage): void {
     this.messages.push({ ...m, instance });
-    if (m.kind === 'error') this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
+    if (m.kind === 'error' || m.kind === 'exit')
+      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
     for (const w of this.#waiters.splice(0)) w();
   }
   async until(what: string, pred: () => boolean): Promise<void> {
@@ -58,6 +59,10 @@ class Log {
         throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
+  }
+  /** Calls `f` at the next message (whatever it is). */
+  onNext(f: () => void): void {
+    this.#waiters.push(f);
   }
   of(kind: InstanceMessage['kind']) {
     return this.messages.filter((m) => m.kind === kind);
@@ -85,54 +90,64 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** Starts `INSTANCES` instances of split-sum.mjs on a fresh cluster; cleans everything up after the test. */
+function startInstances(timeoutMs?: number) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-job-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const name = `job${process.pid}-${Date.now().toString(36)}`;
+  cleanups.push(async () => {
+    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
+      create: false,
+      role: 'cleanup',
+    }).catch(() => null);
+    if (conn) {
+      await destroyCluster(conn);
+      await conn.close();
+    }
+  });
+  const log = new Log();
+  const children: ChildProcess[] = [];
+  for (let i = 0; i < INSTANCES; i++) {
+    const child = fork(HOST, [
+      JSON.stringify({
+        job: JOB,
+        options: {
+          parallelism: INSTANCES,
+          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+          checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+          cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs },
+        },
+      }),
+    ]);
+    child.on('message', (m) => log.add(i, m as InstanceMessage));
+    child.on('exit', (code, signal) => {
+      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
+        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    children.push(child);
+  }
+  return { dir, name, log, children };
+}
+
+/** Every source holds after HOLD records; then a checkpoint is committed while they hold. */
+async function untilHeldAndCheckpointed(dir: string, log: Log): Promise<void> {
+  await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
+  await whenFiles(
+    dir,
+    Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
+  );
+  const before = log.of('checkpoint').length;
+  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+  expect(new Set(log.of('checkpoint').map((m) => m.instance)).size).toBe(1); // one coordinator
+}
+
 describe('a job formed by three processes (the cluster option)', () => {
   it('assigns, deploys and checkpoints across the instances; the union of their committed output is exact', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-job-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const name = `job${process.pid}-${Date.now().toString(36)}`;
-    cleanups.push(async () => {
-      const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-        create: false,
-        role: 'cleanup',
-      }).catch(() => null);
-      if (conn) {
-        await destroyCluster(conn);
-        await conn.close();
-      }
-    });
-    const log = new Log();
-    const children: ChildProcess[] = [];
-    for (let i = 0; i < INSTANCES; i++) {
-      const child = fork(HOST, [
-        JSON.stringify({
-          job: JOB,
-          options: {
-            parallelism: INSTANCES,
-            args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
-            checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
-            cluster: { servers: SERVERS, name, instances: INSTANCES },
-          },
-        }),
-      ]);
-      child.on('message', (m) => log.add(i, m as InstanceMessage));
-      child.on('exit', (code, signal) => {
-        if (!log.messages.some((m) => m.instance === i && m.kind === 'result'))
-          log.add(i, { kind: 'error', message: `exited (${code ?? signal}) without a result` });
-      });
-      cleanups.push(() => {
-        child.kill('SIGKILL');
-      });
-      children.push(child);
-    }
-    await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-    await whenFiles(
-      dir,
-      Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-    );
-    // A checkpoint committed while every source holds (so mid-run, with state on every instance).
-    const before = log.of('checkpoint').length;
-    await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
-    expect(new Set(log.of('checkpoint').map((m) => m.instance)).size).toBe(1); // one coordinator
+    const { dir, name, log, children } = startInstances();
+    await untilHeldAndCheckpointed(dir, log);
     writeFileSync(path.join(dir, 'release'), '');
     await log.until('every result', () => log.of('result').length === INSTANCES);
     const results = log.of('result');
@@ -146,5 +161,26 @@ describe('a job formed by three processes (the cluster option)', () => {
       readdirSync(path.join(dir, 'checkpoints')).some((f) => f.startsWith(`.weir-cluster-${name}-`)),
     ).toBe(true);
     for (const c of children) c.send({ cmd: 'exit' });
+  });
+
+  it('SIGKILL of a member that is not the coordinator: the survivors fail with the member timed out (no restart yet), never hang or finish', async () => {
+    const { dir, log, children } = startInstances(1000);
+    await untilHeldAndCheckpointed(dir, log);
+    const coordinator = log.of('checkpoint')[0].instance;
+    const victim = (coordinator + 1) % INSTANCES;
+    children[victim].kill('SIGKILL');
+    const survivors = [0, 1, 2].filter((i) => i !== victim);
+    const errors = () => log.messages.filter((m) => m.kind === 'error' && survivors.includes(m.instance));
+    const waitFor = async () => {
+      while (errors().length < survivors.length) await new Promise<void>((r) => log.onNext(r));
+    };
+    await waitFor();
+    expect(log.of('result')).toEqual([]);
+    for (const e of errors()) expect(e.message).toMatch(/left the cluster \(timeout\)|instance \S+ failed/);
+    expect(
+      errors().some((e) =>
+        /left the cluster \(timeout\); restarting over the live members is not built yet/.test(e.message!),
+      ),
+    ).toBe(true);
   });
 });
