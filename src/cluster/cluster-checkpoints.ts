@@ -56,11 +56,15 @@ export type CoordinatorMessage =
     }
   | { readonly type: 'complete'; readonly checkpointId: number }
   | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string }
-  | { readonly type: 'fail'; readonly member: string; readonly message: string };
+  | { readonly type: 'fail'; readonly member: string; readonly message: string }
+  /** The coordinator lost its lease: every member ends the run and waits for the next holder's assignment. */
+  | { readonly type: 'restart'; readonly reason: string };
 
 /** The committed record of a completed checkpoint (the coordinator bucket's `checkpoint` key). */
 export interface ClusterCheckpointRecord {
   readonly run: string;
+  /** The job's first run id: a restore takes only a record of its own job. */
+  readonly lineage: string;
   readonly checkpointId: number;
   readonly final: boolean;
   readonly completedAt: number;
@@ -70,6 +74,9 @@ export interface ClusterCheckpointRecord {
 
 export interface ClusterCheckpointsOptions {
   readonly run: string;
+  readonly lineage?: string;
+  /** Default 1; after a restart, past every id used before. */
+  readonly firstCheckpointId?: number;
   readonly members: readonly string[];
   /** Every task key of the assignment. */
   readonly tasks: readonly string[];
@@ -114,6 +121,12 @@ export class ClusterCheckpoints {
   constructor(o: ClusterCheckpointsOptions) {
     this.#o = o;
     this.#now = o.now ?? (() => Date.now());
+    this.#nextId = o.firstCheckpointId ?? 1;
+  }
+
+  /** The id the next checkpoint gets. */
+  get nextId(): number {
+    return this.#nextId;
   }
 
   /** Every member reported `ready`: periodic checkpoints may start. */
@@ -191,6 +204,11 @@ export class ClusterCheckpoints {
     else if (!allSourcesEnded(this.#o.sources, this.#ended)) this.#trigger(false);
   }
 
+  /** Stops coordinating this run without telling anyone (every member ends it by itself: a restart). */
+  stop(): void {
+    this.#failed = true;
+  }
+
   /** Fails the job on every member (once). */
   fail(message: string, member = 'coordinator'): void {
     if (this.#failed) return;
@@ -247,6 +265,7 @@ export class ClusterCheckpoints {
     p.committing = true;
     const record: ClusterCheckpointRecord = {
       run: this.#o.run,
+      lineage: this.#o.lineage ?? this.#o.run,
       checkpointId: p.checkpointId,
       final: p.final,
       completedAt: Date.now(),

@@ -26,8 +26,16 @@ import { join } from 'node:path';
 import type { Subscription } from '@nats-io/transport-node';
 import type { JobClient } from '../coordinator/job-client.js';
 import { type DeployedTask, Execution, type ExecutionOutcome } from '../coordinator/scheduler.js';
+import { planTaskRestores } from '../coordinator/task-restore-planner.js';
 import { ClusterError, TaskFailureError } from '../errors.js';
-import type { OperatorMetrics, TaskCheckpointConfig, TaskEvent } from '../protocol/task-deployment.js';
+import { operatorStatePackr } from '../protocol/operator-state-codec.js';
+import type {
+  OperatorMetrics,
+  TaskCheckpointConfig,
+  TaskEvent,
+  TaskRestoreState,
+} from '../protocol/task-deployment.js';
+import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
 import {
@@ -54,6 +62,13 @@ export interface ClusterJobHost {
 interface PublishedAssignment extends ClusterAssignment {
   readonly coordinator: string;
   readonly epoch: number;
+  /** The run id of the job's first deployment: checkpoint records of this job carry it. */
+  readonly lineage: string;
+  readonly attempt: number;
+  /** The committed checkpoint every task restores, or null for a fresh start. */
+  readonly restore: { readonly checkpointId: number } | null;
+  /** The first checkpoint id of this run (ids keep increasing over restarts). */
+  readonly nextCheckpointId: number;
 }
 
 const encoder = new TextEncoder();
@@ -71,7 +86,7 @@ export function runSubjects(name: string, run: string): { up: string; ctl: strin
 export async function runClusterInstance(
   client: JobClient,
   host: ClusterJobHost,
-): Promise<ReadonlyMap<string, readonly OperatorMetrics[]> | null> {
+): Promise<{ metrics: ReadonlyMap<string, readonly OperatorMetrics[]>; restarts: number } | null> {
   const o = client.options;
   const cluster = o.cluster!;
   const c = o.checkpointing!;
@@ -94,202 +109,254 @@ export async function runClusterInstance(
     lease.start();
     conn = await openCluster(cluster, { create: true, role: `${id}:job` });
     log('info', { instance: id }, 'joined; waiting for the assignment');
-    const { assignment, upstream } = await awaitAssignment(client, cluster, id, membership, lease, conn, log);
-    if (upstream) subs.push(upstream.sub);
-    const subjects = runSubjects(cluster.name, assignment.run);
-    const nc = conn.nc;
-    const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
-      nc.publish(subject, encoder.encode(JSON.stringify(m)));
-    const up = (m: MemberMessage) => send(subjects.up, m);
+    let previous: PublishedAssignment | null = null;
+    let nextCheckpointId = 1;
+    for (let attempt = 0; ; attempt++) {
+      const { assignment, upstream } = await awaitAssignment(
+        client,
+        cluster,
+        id,
+        membership,
+        lease,
+        conn,
+        log,
+        previous,
+        nextCheckpointId,
+      );
+      if (upstream) subs.push(upstream.sub);
+      const restore = assignment.restore
+        ? readRestore(client, cluster.name, conn, storage, assignment)
+        : null;
+      const restore$ = await restore;
+      const subjects = runSubjects(cluster.name, assignment.run);
+      const nc = conn.nc;
+      const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
+        nc.publish(subject, encoder.encode(JSON.stringify(m)));
+      const up = (m: MemberMessage) => send(subjects.up, m);
 
-    // The coordinator side (the instance that published the assignment).
-    let coordinatorDone: Promise<void> = Promise.resolve();
-    let checkpoints: ClusterCheckpoints | null = null;
-    let execution: Execution | null = null;
-    let failure = null as string | null;
-    const failLocal = (message: string) => {
-      failure ??= message;
-      execution?.fail(
-        new TaskFailureError(`cluster "${cluster.name}"`, undefined, message, undefined, {
-          failureKind: 'task',
+      // The coordinator side (the instance that published the assignment).
+      let coordinatorDone: Promise<void> = Promise.resolve();
+      let checkpoints: ClusterCheckpoints | null = null;
+      let execution: Execution | null = null;
+      let failure = null as string | null;
+      /** The failure is a member that timed out: restart over the live members. */
+      let restartable = false;
+      const failLocal = (message: string) => {
+        failure ??= message;
+        execution?.fail(
+          new TaskFailureError(`cluster "${cluster.name}"`, undefined, message, undefined, {
+            failureKind: 'task',
+          }),
+        );
+      };
+      if (assignment.coordinator === id) {
+        const activeLease = lease;
+        let finished!: () => void;
+        coordinatorDone = new Promise((resolve) => {
+          finished = resolve;
+        });
+        const allTasks = Object.keys(assignment.tasks);
+        const cp = new ClusterCheckpoints({
+          run: assignment.run,
+          lineage: assignment.lineage,
+          firstCheckpointId: assignment.nextCheckpointId,
+          members: assignment.members,
+          tasks: allTasks,
+          sources: allTasks.filter(
+            (k) => client.plan.vertices[Number(k.split('/')[0])].operators[0].spec.kind === 'source',
+          ),
+          timeoutMs: c.timeout,
+          publish: (m) => send(subjects.ctl, m),
+          commit: async (record) => {
+            await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
+          },
+          onCompleted: (record, bytes, durationMs) => {
+            client.recordCheckpoint(statsOf(record, bytes, durationMs));
+            log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
+          },
+          onFailed: (message) => {
+            failLocal(message);
+            finished();
+          },
+          onFinished: () => finished(),
+        });
+        checkpoints = cp;
+        upstream!.attach((m) => cp.onMessage(m));
+        if (tick) clearInterval(tick);
+        tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
+      }
+
+      // The member side: relay the coordinator's messages to this instance's tasks.
+      const local = new Set(tasksOf(client.plan, assignment, id));
+      const byKey = new Map<string, DeployedTask>();
+      const call = (f: () => Promise<unknown>) => {
+        try {
+          void f().catch(() => undefined); // a task that already ended: its outcome says why
+        } catch {
+          // proxy released: the execution ended
+        }
+      };
+      subs.push(
+        nc.subscribe(subjects.ctl, {
+          callback: (_e, msg) => {
+            const m = JSON.parse(decoder.decode(msg.data)) as CoordinatorMessage;
+            switch (m.type) {
+              case 'trigger':
+                for (const key of m.tasks) {
+                  const t = byKey.get(key);
+                  if (t)
+                    call(() =>
+                      t.control.triggerCheckpoint(m.checkpointId, m.timestamp, 'checkpoint', m.final),
+                    );
+                }
+                return;
+              case 'complete':
+                for (const t of byKey.values())
+                  call(() => t.control.notifyCheckpointComplete(m.checkpointId));
+                return;
+              case 'abort':
+                for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
+                return;
+              case 'restart':
+                if (failure === null) restartable = true;
+                failLocal(m.reason);
+                return;
+              case 'fail':
+                if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
+                return;
+            }
+          },
         }),
       );
-    };
-    if (assignment.coordinator === id) {
-      const activeLease = lease;
-      let finished!: () => void;
-      coordinatorDone = new Promise((resolve) => {
-        finished = resolve;
-      });
-      const allTasks = Object.keys(assignment.tasks);
-      const cp = new ClusterCheckpoints({
-        run: assignment.run,
-        members: assignment.members,
-        tasks: allTasks,
-        sources: allTasks.filter(
-          (k) => client.plan.vertices[Number(k.split('/')[0])].operators[0].spec.kind === 'source',
-        ),
-        timeoutMs: c.timeout,
-        publish: (m) => send(subjects.ctl, m),
-        commit: async (record) => {
-          await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
-        },
-        onCompleted: (record, bytes, durationMs) => {
-          client.recordCheckpoint(statsOf(record, bytes, durationMs));
-          log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
-        },
-        onFailed: (message) => {
-          failLocal(message);
-          finished();
-        },
-        onFinished: () => finished(),
-      });
-      checkpoints = cp;
-      upstream!.attach((m) => cp.onMessage(m));
-      activeLease.on('lost', (e) => cp.fail(`the coordinator lost its lease: ${e.message}`));
-      tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
-    }
+      await nc.flush();
+      // A member of the assignment that times out (died, paused, cut off) ends this run; the
+      // survivors restart over the live members from the last committed checkpoint. A graceful
+      // leave (`left`) is a member whose part ended: finished after the final checkpoint, or failed,
+      // which it reported as `failed` first.
+      const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
+        if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
+          if (failure === null) restartable = true;
+          failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
+        }
+      };
+      membership.on('leave', onLeave);
+      // The coordinator lost its lease (expired under load, taken over): this run cannot commit
+      // any more; every member restarts from the last committed checkpoint under the next holder.
+      const onLost = (e: Error) => {
+        if (assignment.coordinator !== id) return;
+        checkpoints?.stop();
+        const reason = `the coordinator lost its lease: ${e.message}`;
+        send(subjects.ctl, { type: 'restart', reason });
+        if (failure === null) restartable = true;
+        failLocal(reason);
+      };
+      lease.on('lost', onLost);
 
-    // The member side: relay the coordinator's messages to this instance's tasks.
-    const local = new Set(tasksOf(client.plan, assignment, id));
-    const byKey = new Map<string, DeployedTask>();
-    const call = (f: () => Promise<unknown>) => {
-      try {
-        void f().catch(() => undefined); // a task that already ended: its outcome says why
-      } catch {
-        // proxy released: the execution ended
-      }
-    };
-    subs.push(
-      nc.subscribe(subjects.ctl, {
-        callback: (_e, msg) => {
-          const m = JSON.parse(decoder.decode(msg.data)) as CoordinatorMessage;
-          switch (m.type) {
-            case 'trigger':
-              for (const key of m.tasks) {
-                const t = byKey.get(key);
-                if (t)
-                  call(() => t.control.triggerCheckpoint(m.checkpointId, m.timestamp, 'checkpoint', m.final));
-              }
-              return;
-            case 'complete':
-              for (const t of byKey.values()) call(() => t.control.notifyCheckpointComplete(m.checkpointId));
-              return;
-            case 'abort':
-              for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
-              return;
-            case 'fail':
-              if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
-              return;
+      const taskConfig: TaskCheckpointConfig = {
+        mode: c.mode,
+        dir: cluster.checkpointDir,
+        incremental: false,
+        fullEvery: c.fullEvery,
+        stateBackend: o.stateBackend,
+        unaligned: c.unaligned,
+        ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
+      };
+      let running = 0;
+      const ex = new Execution(
+        client.plan,
+        {
+          jobModule: host.jobModule,
+          args: o.args,
+          parallelism: o.parallelism,
+          maxParallelism: o.maxParallelism,
+          attempt,
+          ringBytes: o.channels.ringBytes,
+          batchRecords: o.channels.batchRecords,
+          batchBytes: o.channels.batchBytes,
+          recordFormat: o.channels.recordFormat,
+          debloat: o.channels.debloat,
+          checkpointing: taskConfig,
+          stateBackend: o.stateBackend,
+          restore: restore$,
+          stuckTaskTimeout: o.stuckTaskTimeout,
+          faultInjection: o.faultInjection,
+          cluster: { placement: placementOf(assignment, id), remoteEdges: { servers: cluster.servers } },
+        },
+        (task, event) => {
+          host.onTaskEvent(task, event);
+          switch (event.kind) {
+            case 'running':
+              if (++running === local.size) up({ type: 'ready', member: id });
+              break;
+            case 'acknowledge':
+              up({
+                type: 'ack',
+                member: id,
+                checkpointId: event.checkpointId,
+                task: task.key,
+                state: event.state,
+                bytes: event.metrics.bytes ?? 0,
+              });
+              break;
+            case 'decline':
+              up({
+                type: 'decline',
+                member: id,
+                checkpointId: event.checkpointId,
+                task: task.key,
+                message: event.message,
+              });
+              break;
+            case 'input-ended':
+              up({ type: 'ended', member: id, task: task.key });
+              break;
+            default:
+              break;
           }
         },
-      }),
-    );
-    await nc.flush();
-    // A member of the assignment that times out (died, paused, cut off) fails the job: no restart
-    // over the survivors yet. A graceful leave (`left`) is a member whose part ended: finished
-    // after the final checkpoint, or failed, which it reported as `failed` first.
-    membership.on('leave', ({ instanceId, reason }) => {
-      if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id)
-        failLocal(
-          `instance ${instanceId} left the cluster (${reason}); restarting over the live members is not built yet`,
-        );
-    });
-    lease.on('lost', (e) => {
-      if (assignment.coordinator === id) failLocal(`the coordinator lost its lease: ${e.message}`);
-    });
-
-    const taskConfig: TaskCheckpointConfig = {
-      mode: c.mode,
-      dir: cluster.checkpointDir,
-      incremental: false,
-      fullEvery: c.fullEvery,
-      stateBackend: o.stateBackend,
-      unaligned: c.unaligned,
-      ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
-    };
-    let running = 0;
-    const ex = new Execution(
-      client.plan,
-      {
-        jobModule: host.jobModule,
-        args: o.args,
-        parallelism: o.parallelism,
-        maxParallelism: o.maxParallelism,
-        attempt: 0,
-        ringBytes: o.channels.ringBytes,
-        batchRecords: o.channels.batchRecords,
-        batchBytes: o.channels.batchBytes,
-        recordFormat: o.channels.recordFormat,
-        debloat: o.channels.debloat,
-        checkpointing: taskConfig,
-        stateBackend: o.stateBackend,
-        restore: null,
-        stuckTaskTimeout: o.stuckTaskTimeout,
-        faultInjection: o.faultInjection,
-        cluster: { placement: placementOf(assignment, id), remoteEdges: { servers: cluster.servers } },
-      },
-      (task, event) => {
-        host.onTaskEvent(task, event);
-        switch (event.kind) {
-          case 'running':
-            if (++running === local.size) up({ type: 'ready', member: id });
-            break;
-          case 'acknowledge':
-            up({
-              type: 'ack',
-              member: id,
-              checkpointId: event.checkpointId,
-              task: task.key,
-              state: event.state,
-              bytes: event.metrics.bytes ?? 0,
-            });
-            break;
-          case 'decline':
-            up({
-              type: 'decline',
-              member: id,
-              checkpointId: event.checkpointId,
-              task: task.key,
-              message: event.message,
-            });
-            break;
-          case 'input-ended':
-            up({ type: 'ended', member: id, task: task.key });
-            break;
-          default:
-            break;
-        }
-      },
-    );
-    execution = ex;
-    for (const t of ex.tasks) byKey.set(t.key, t);
-    if (failure !== null) failLocal(failure);
-    host.onExecution(ex);
-    client.emit('deployed', { attempt: 0, restoredFrom: undefined });
-    log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
-    // A member with nothing assigned is ready at once.
-    if (local.size === 0) up({ type: 'ready', member: id });
-    const outcome: ExecutionOutcome = await ex.done;
-    if (outcome.state === 'finished') {
-      up({ type: 'done', member: id });
-      await nc.flush();
-      await coordinatorDone;
-      if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
-      return outcome.metrics;
+      );
+      execution = ex;
+      for (const t of ex.tasks) byKey.set(t.key, t);
+      if (failure !== null) failLocal(failure);
+      host.onExecution(ex);
+      client.emit('deployed', { attempt, restoredFrom: assignment.restore?.checkpointId });
+      log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
+      // A member with nothing assigned is ready at once.
+      if (local.size === 0) up({ type: 'ready', member: id });
+      const outcome: ExecutionOutcome = await ex.done;
+      membership.off('leave', onLeave);
+      lease.off('lost', onLost);
+      if (outcome.state === 'finished') {
+        up({ type: 'done', member: id });
+        await nc.flush();
+        await coordinatorDone;
+        if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
+        return { metrics: outcome.metrics, restarts: attempt };
+      }
+      if (outcome.state === 'cancelled') {
+        up({ type: 'failed', member: id, message: 'cancelled' });
+        checkpoints?.fail(`instance ${id} was cancelled`);
+        return null;
+      }
+      if (restartable) {
+        // Every survivor sees the member time out and comes here; the lease holder reassigns over
+        // the live members, restoring the last committed checkpoint.
+        if (checkpoints) nextCheckpointId = checkpoints.nextId;
+        checkpoints?.stop();
+        previous = assignment;
+        for (const s of subs.splice(0)) s.unsubscribe();
+        log('warn', { attempt: attempt + 1, err: failure }, 'member lost; restarting over the live members');
+        client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
+        continue;
+      }
+      // Tell the others (unless they told us).
+      if (failure === null || !failure.startsWith('instance ')) {
+        up({ type: 'failed', member: id, message: outcome.error.message });
+        checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
+      }
+      await nc.flush().catch(() => undefined);
+      throw outcome.error;
     }
-    if (outcome.state === 'cancelled') {
-      up({ type: 'failed', member: id, message: 'cancelled' });
-      checkpoints?.fail(`instance ${id} was cancelled`);
-      return null;
-    }
-    // Tell the others (unless they told us).
-    if (failure === null || !failure.startsWith('instance ')) {
-      up({ type: 'failed', member: id, message: outcome.error.message });
-      checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
-    }
-    await nc.flush().catch(() => undefined);
-    throw outcome.error;
   } finally {
     if (tick) clearInterval(tick);
     for (const s of subs) s.unsubscribe();
@@ -314,6 +381,8 @@ async function awaitAssignment(
   lease: CoordinatorLease,
   conn: ClusterConnection,
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
+  previous: PublishedAssignment | null,
+  nextCheckpointId: number,
 ): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
   let upstream: Upstream | null = null;
@@ -323,7 +392,9 @@ async function awaitAssignment(
     const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
     if (entry && entry.operation === 'PUT') {
       const a = JSON.parse(entry.string()) as PublishedAssignment;
-      if (a.members.includes(id)) {
+      if (a.run === previous?.run) {
+        // The run that failed: wait for its successor.
+      } else if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
         return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
       }
@@ -341,10 +412,21 @@ async function awaitAssignment(
         .members()
         .map((m) => m.record.instanceId)
         .sort();
-      if (live.length >= cluster.instances && live.includes(id)) {
+      if (live.length >= (previous ? 1 : cluster.instances) && live.includes(id)) {
         const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
         writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
-        const a: PublishedAssignment = { ...assignSubtasks(client.plan, live, run), coordinator: id, epoch };
+        const lineage = previous?.lineage ?? run;
+        const committed = previous ? await readCheckpointRecord(conn) : null;
+        const restoreId = committed?.lineage === lineage ? committed.checkpointId : null;
+        const a: PublishedAssignment = {
+          ...assignSubtasks(client.plan, live, run),
+          coordinator: id,
+          epoch,
+          lineage,
+          attempt: (previous?.attempt ?? -1) + 1,
+          restore: restoreId === null ? null : { checkpointId: restoreId },
+          nextCheckpointId: Math.max(nextCheckpointId, (restoreId ?? 0) + 1),
+        };
         // Listen before publishing: a member may deploy and report `ready` before this loop
         // reads the assignment back.
         upstream = listenUpstream(conn, runSubjects(cluster.name, run).up, run);
@@ -389,6 +471,53 @@ function listenUpstream(conn: ClusterConnection, subject: string, run: string): 
       for (const m of buffered.splice(0)) h(m);
     },
   };
+}
+
+async function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
+  const entry = await conn.coordinator.get(CHECKPOINT_KEY);
+  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as ClusterCheckpointRecord) : null;
+}
+
+/**
+ * The state every local task restores: the committed checkpoint the assignment names, planned as
+ * for a job of one process (task-restore-planner.ts) from the record's handles — chunks in the
+ * shared checkpoint directory, written by whichever instance ran the task then.
+ */
+async function readRestore(
+  client: JobClient,
+  name: string,
+  conn: ClusterConnection,
+  storage: CheckpointStorage,
+  a: PublishedAssignment,
+): Promise<Map<string, TaskRestoreState>> {
+  const record = await readCheckpointRecord(conn);
+  if (!record || record.lineage !== a.lineage || record.checkpointId !== a.restore!.checkpointId)
+    throw new ClusterError(
+      name,
+      'restoring',
+      `the committed checkpoint is ${record ? `${record.checkpointId} of ${record.lineage}` : 'missing'}, the assignment restores ${a.restore!.checkpointId} of ${a.lineage}`,
+    );
+  const plan = client.plan;
+  const metadata: CheckpointMetadata = {
+    checkpointId: record.checkpointId,
+    timestamp: record.completedAt,
+    incremental: false,
+    job: {
+      maxParallelism: plan.maxParallelism,
+      operators: plan.vertices.flatMap((v) =>
+        v.operators.map((op) => ({ operatorUid: op.uid, parallelism: v.parallelism, vertexId: v.vertexId })),
+      ),
+    },
+    subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
+      handles.operators.map((op) => ({
+        operatorUid: op.operatorUid,
+        subtaskIndex: Number(key.split('/')[1]),
+        chunks: op.chunks,
+      })),
+    ),
+  };
+  const packr = operatorStatePackr();
+  return planTaskRestores(plan, metadata, (h) => packr.unpack(storage.readChunk(h)) as unknown[]);
 }
 
 const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;

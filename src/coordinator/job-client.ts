@@ -492,7 +492,7 @@ export class JobClient extends EventEmitter {
   /** This process's part of a job formed by several (src/cluster/cluster-job.ts); no restarts yet. */
   async #runClusterInstance(): Promise<JobResult> {
     const { runClusterInstance } = await import('../cluster/cluster-job.js');
-    const metrics = await runClusterInstance(this, {
+    const ended = await runClusterInstance(this, {
       jobModule: this.#jobModule,
       onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
       onExecution: (execution) => {
@@ -500,12 +500,13 @@ export class JobClient extends EventEmitter {
         if (this.#cancelled) void execution.cancel();
       },
     });
-    if (metrics === null) throw this.#cancelledError();
-    this.#lastMetrics = metrics;
+    if (ended === null) throw this.#cancelledError();
+    this.#lastMetrics = ended.metrics;
+    this.#restarts = ended.restarts;
     return {
       status: 'finished',
       sinks: this.#sinks,
-      restarts: 0,
+      restarts: this.#restarts,
       checkpoints: this.#checkpoints,
       metrics: this.metrics(),
       plan: this.plan,
