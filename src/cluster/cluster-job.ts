@@ -125,9 +125,8 @@ export async function runClusterInstance(
       );
       if (upstream) subs.push(upstream.sub);
       const restore = assignment.restore
-        ? readRestore(client, cluster.name, conn, storage, assignment)
+        ? await readRestore(client, cluster.name, conn, storage, assignment)
         : null;
-      const restore$ = await restore;
       const subjects = runSubjects(cluster.name, assignment.run);
       const nc = conn.nc;
       const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
@@ -277,7 +276,7 @@ export async function runClusterInstance(
           debloat: o.channels.debloat,
           checkpointing: taskConfig,
           stateBackend: o.stateBackend,
-          restore: restore$,
+          restore,
           stuckTaskTimeout: o.stuckTaskTimeout,
           faultInjection: o.faultInjection,
           cluster: { placement: placementOf(assignment, id), remoteEdges: { servers: cluster.servers } },
