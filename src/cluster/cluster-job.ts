@@ -13,9 +13,10 @@
  *    coordinator triggers, each instance relays to its tasks and reports acknowledgements, input
  *    ends, its finish or failure; a checkpoint completes only once its record was committed
  *    through the lease's fence, then `complete` makes the sinks commit.
- * 5. The job ends when every instance's tasks finished after the final checkpoint. Any failure —
- *    a task's, a member leaving the assignment, the lease lost — fails the job on every instance:
- *    restarting over the live members is not built yet.
+ * 5. The job ends when every instance's tasks finished after the final checkpoint. A member of
+ *    the assignment that times out, or the coordinator losing its lease, ends the run: the
+ *    survivors restart over the live members from the last committed checkpoint (a new run, new
+ *    flow names). A task's own failure or a cancel fails the job on every instance.
  *
  * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
  * union over the instances.

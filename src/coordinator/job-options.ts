@@ -435,7 +435,8 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
 
 /**
  * The `cluster` option against the rest: a cluster job checkpoints exactly-once into a directory
- * every instance shares, and does not restart or restore yet (a failure fails it on every instance).
+ * every instance shares; it restarts only when an instance dies (over the live ones), never by a
+ * restart strategy, and cannot restore from a checkpoint directory yet.
  */
 function clusterOf(
   o: JobOptions,
@@ -468,7 +469,7 @@ function clusterOf(
   if (o.restartStrategy !== undefined && o.restartStrategy.type !== 'none')
     throw new InvalidOptionError(
       'restartStrategy',
-      "a cluster job does not restart yet: a failure fails it on every instance (use { type: 'none' } or leave it out)",
+      "not supported by a cluster job yet: it restarts over the live instances when one dies, and a task's own failure fails it on every instance (use { type: 'none' } or leave it out)",
     );
   if (checkpointing.incremental)
     throw new InvalidOptionError('checkpointing.incremental', 'not supported by a cluster job yet');

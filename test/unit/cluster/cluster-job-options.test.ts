@@ -59,7 +59,7 @@ describe('the cluster job option', () => {
     expect(invalid({ ...ok, restoreFrom: 'latest' }).message).toMatch(/cannot restore yet/);
     expect(
       invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } }).message,
-    ).toMatch(/does not restart yet/);
+    ).toMatch(/restartStrategy.*not supported by a cluster job yet/);
     expect(() => resolveJobOptions({ ...ok, cluster: { ...ok.cluster!, instance: 2 } as never })).toThrow(
       UnknownOptionError,
     );
