@@ -5,7 +5,9 @@
  *
  * - **bare**: the client library alone, written the way a careful service would batch it:
  *   JetStream source: an ordered consumer, `consume({ max_messages: 1024 })`, `JSON.parse` each;
- *   Redis source: `XRANGE (<id> + COUNT 1024` in a loop, `JSON.parse` each; JetStream sink:
+ *   Redis source: `XRANGE (<id> + COUNT 1024` in a loop, `JSON.parse` each (and the same loop in
+ *   a fresh worker thread per round, `bare (worker)`: weir's source runs in a cold worker thread,
+ *   the main-thread loop is warm from earlier rounds); JetStream sink:
  *   `js.publish` of `JSON.stringify`ed records, 1024 acks in flight; Redis sink: pipelined `XADD`,
  *   1024 per pipeline; PostgreSQL sink: multi-row `INSERT`s of 2000 rows (a named prepared
  *   statement), 50 000 rows per transaction.
