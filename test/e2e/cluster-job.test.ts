@@ -166,37 +166,43 @@ describe('a job formed by three processes (the cluster option)', () => {
     for (const c of children) c.send({ cmd: 'exit' });
   });
 
-  it('SIGKILL of a member that is not the coordinator: the survivors restart over themselves from the last committed checkpoint; the committed output is exact', async () => {
-    const { dir, log, children } = startInstances(2000);
-    await untilHeldAndCheckpointed(dir, log);
-    const coordinator = log.of('checkpoint')[0].instance;
-    const victim = (coordinator + 1) % INSTANCES;
-    const survivors = [0, 1, 2].filter((i) => i !== victim);
-    const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
-    children[victim].kill('SIGKILL');
-    await victimExited;
-    log.failure = null; // the victim's exit, expected
-    const deployedTwice = (i: number) =>
-      log.messages.filter((m) => m.instance === i && m.kind === 'deployed').length >= 2;
-    await log.until('both survivors redeployed', () => survivors.every(deployedTwice));
-    writeFileSync(path.join(dir, 'release'), '');
-    await log.until("the survivors' results", () => log.of('result').length === survivors.length);
-    for (const r of log.of('result')) {
-      expect(r.status).toBe('finished');
-      expect(r.restarts).toBe(1);
-    }
-    // Sink side: every committed transaction, from any instance (the victim's before it died),
-    // counted once by its id (a transaction of the restored checkpoint is committed again on restore).
-    const byTransaction = new Map<string, RunningSum[]>();
-    for (const m of log.of('collected')) {
-      expect(m.transaction).not.toBeNull();
-      // A repeat carries the same records (one delivery per transaction): the sink-side dedup.
-      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-      else byTransaction.set(m.transaction!, m.records!);
-    }
-    expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
-    // The restart restored a checkpoint committed before the kill: the survivors' part after it.
-    expect(log.of('checkpoint').length).toBeGreaterThanOrEqual(2);
-    for (const i of survivors) children[i].send({ cmd: 'exit' });
-  });
+  it.each([
+    ['a member that is not the coordinator', false],
+    ['the coordinator', true],
+  ])(
+    'SIGKILL of %s mid-run: the survivors restart over themselves from the last committed checkpoint; the committed output is exact',
+    async (_what, killCoordinator) => {
+      const { dir, log, children } = startInstances(2000);
+      await untilHeldAndCheckpointed(dir, log);
+      const coordinator = log.of('checkpoint')[0].instance;
+      const victim = killCoordinator ? coordinator : (coordinator + 1) % INSTANCES;
+      const survivors = [0, 1, 2].filter((i) => i !== victim);
+      const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
+      children[victim].kill('SIGKILL');
+      await victimExited;
+      log.failure = null; // the victim's exit, expected
+      const deployedTwice = (i: number) =>
+        log.messages.filter((m) => m.instance === i && m.kind === 'deployed').length >= 2;
+      await log.until('both survivors redeployed', () => survivors.every(deployedTwice));
+      writeFileSync(path.join(dir, 'release'), '');
+      await log.until("the survivors' results", () => log.of('result').length === survivors.length);
+      for (const r of log.of('result')) {
+        expect(r.status).toBe('finished');
+        expect(r.restarts).toBe(1);
+      }
+      // Sink side: every committed transaction, from any instance (the victim's before it died),
+      // counted once by its id (a transaction of the restored checkpoint is committed again on restore).
+      const byTransaction = new Map<string, RunningSum[]>();
+      for (const m of log.of('collected')) {
+        expect(m.transaction).not.toBeNull();
+        // A repeat carries the same records (one delivery per transaction): the sink-side dedup.
+        if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
+        else byTransaction.set(m.transaction!, m.records!);
+      }
+      expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+      // The restart restored a checkpoint committed before the kill: the survivors' part after it.
+      expect(log.of('checkpoint').length).toBeGreaterThanOrEqual(2);
+      for (const i of survivors) children[i].send({ cmd: 'exit' });
+    },
+  );
 });
