@@ -11,8 +11,15 @@
  * `held-<subtask>`), the test waits for the first checkpoint committed after all three held,
  * then releases the sources. Exactly-once is checked on the sinks' side: the union of what the
  * three instances' sink subtasks delivered is exactly the running sums of the input, no
- * duplicate, nothing lost. Cleanup: the cluster's two KV buckets are deleted, children killed,
- * the directory removed.
+ * duplicate, nothing lost.
+ *
+ * Kill cases (a non-coordinator member, then the coordinator): after that checkpoint the victim
+ * gets SIGKILL; the survivors time it out (`timeoutMs` 2 000), the lease holder reassigns over
+ * them, both redeploy restoring the last committed checkpoint; only then are the sources released.
+ * Sink side: every transaction committed by any instance (each instance reports its deliveries as
+ * they happen, so the victim's arrive before it dies), counted once by its id, is exactly the
+ * running sums. Cleanup: the cluster's two KV buckets are deleted, children killed, the directory
+ * removed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
