@@ -23,6 +23,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { consoleLogger, type Logger } from '../api/logger.js';
+import type { EncodedBatches } from '../channels/encoded-batches.js';
 import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
 import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
@@ -43,7 +44,7 @@ import type { OperatorChain } from './operator-chain.js';
 import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
 import type { OperatorSnapshot } from './operators/stream-operator.js';
-import type { TaskSnapshotStorage } from './snapshot-storage.js';
+import type { KeyedChunk, TaskSnapshotStorage } from './snapshot-storage.js';
 import { TaskTimeMeter } from './task-time-meter.js';
 import type { TaskTime } from './timers/task-time.js';
 import { WatermarkValve } from './timers/watermark-valve.js';
@@ -51,6 +52,14 @@ import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
 export const YIELD_EVERY_MS = 2;
+/**
+ * The same while a snapshot's keyed state is being serialized: serialization runs in slices
+ * between the loop's yields (one slice per turn), so at 2 ms a busy task gave it a third of the
+ * thread and a 50 k-key snapshot took ~10 turns of the loop, i.e. most of a checkpoint's duration
+ * under backpressure (issue 14). At this pace it gets most of the thread until it is encoded
+ * (not while the chunks are written: the loop then goes back to 2 ms).
+ */
+export const SNAPSHOT_YIELD_EVERY_MS = 0.2;
 /** Longest park while waiting for an async operator (a settled request wakes the loop earlier). */
 export const ASYNC_PARK_MAX_MS = 1000;
 /** Records a source emits per poll. */
@@ -68,7 +77,7 @@ export interface TaskInputGate {
     readonly channelIndex: number;
     readonly frame: Frame;
     /** Record batches an overtaking barrier passed (input-gate.ts GateFrame). */
-    readonly overtaken?: readonly (readonly unknown[])[];
+    readonly overtaken?: EncodedBatches;
   } | null;
   block(channelIndex: number): void;
   unblock(channelIndex: number): void;
@@ -212,6 +221,8 @@ export class StreamTask implements BarrierHandlerActions {
   #latestTriggered = -1;
   /** Async snapshot parts still running; the task waits for them before it exits. */
   readonly #asyncParts = new Set<Promise<void>>();
+  /** Async parts serializing keyed state right now (the loop then yields more often for them). */
+  #serializing = 0;
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
   #watermark = -Infinity;
   readonly #valve: WatermarkValve | null;
@@ -500,7 +511,7 @@ export class StreamTask implements BarrierHandlerActions {
       }
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       const now = performance.now();
-      if (now - lastYield >= YIELD_EVERY_MS) {
+      if (now - lastYield >= (this.#serializing > 0 ? SNAPSHOT_YIELD_EVERY_MS : YIELD_EVERY_MS)) {
         await yieldToEventLoop();
         lastYield = performance.now();
         lastTurn = lastYield;
@@ -805,7 +816,15 @@ export class StreamTask implements BarrierHandlerActions {
         const keyed = snapshot.keyedState;
         next = i + 1;
         try {
-          const keyedChunks = keyed ? [...(await keyed.serialize())] : [];
+          let keyedChunks: KeyedChunk[] = [];
+          if (keyed) {
+            this.#serializing++;
+            try {
+              keyedChunks = [...(await keyed.serialize())];
+            } finally {
+              this.#serializing--;
+            }
+          }
           const shared = keyed?.sharedChunks ?? [];
           // Channel state goes with the head operator (the one the replayed records enter).
           if (i === 0 && channelBatches && channelBatches.length > 0) {
