@@ -25,10 +25,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from '@nats-io/transport-node';
-import type { JobClient } from '../coordinator/job-client.js';
+import type { LogLevel } from '../api/logger.js';
+import type { CompletedCheckpointStats } from '../coordinator/job-events.js';
+import type { ResolvedJobOptions } from '../coordinator/job-options.js';
 import { type DeployedTask, Execution, type ExecutionOutcome } from '../coordinator/scheduler.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
 import { ClusterError, TaskFailureError } from '../errors.js';
+import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
   OperatorMetrics,
@@ -51,6 +54,18 @@ import { CoordinatorLease } from './coordinator-lease.js';
 
 export const ASSIGNMENT_KEY = 'assignment';
 export const CHECKPOINT_KEY = 'checkpoint';
+
+/**
+ * The job client as its cluster run sees it. Structural on purpose: the client imports this module
+ * (lazily, only for a cluster job), so naming its class here would be an import cycle.
+ */
+export interface JobClient {
+  readonly plan: ExecutionPlan;
+  readonly options: ResolvedJobOptions;
+  log(level: LogLevel, fields: Record<string, unknown>, msg: string): void;
+  recordCheckpoint(stats: CompletedCheckpointStats): void;
+  emit(event: 'deployed' | 'restarting', payload: unknown): boolean;
+}
 
 /** What JobClient hands its cluster run (its private parts it needs). */
 export interface ClusterJobHost {

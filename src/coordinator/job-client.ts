@@ -35,11 +35,18 @@ import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../protocol/task-deployment.js';
 import { createStateDir, removeStateDir } from '../state/lmdb/lmdb-state-dir.js';
 import { JobCheckpointing } from './job-checkpointing.js';
-import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
+import {
+  type CompletedCheckpointStats,
+  type FreshStartEvent,
+  JobWarning,
+  type RestoredEvent,
+} from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
 import { decideFailover } from './restore-planning.js';
 import { type DeployedTask, Execution, TaskPool } from './scheduler.js';
+
+export type { CompletedCheckpointStats, SubtaskCheckpointStats } from './job-events.js';
 
 /** Per-operator totals over all subtasks of the last attempt. */
 export interface OperatorSummary {
@@ -63,36 +70,6 @@ export interface JobMetrics {
    */
   readonly startupMs?: number;
   readonly operators: readonly OperatorSummary[];
-}
-
-/** Stats of one completed checkpoint. */
-export interface CompletedCheckpointStats {
-  readonly checkpointId: number;
-  readonly triggerTimestamp: number;
-  readonly durationMs: number;
-  readonly maxAlignmentDurationMs: number;
-  /**
-   * Some task's alignment exceeded `checkpointing.alignmentTimeout` (or followed an upstream
-   * task that did), so the checkpoint was taken unaligned there, with channel state.
-   */
-  readonly switchedToUnaligned: boolean;
-  readonly maxSyncDurationMs: number;
-  readonly maxAsyncDurationMs: number;
-  readonly bytes: number;
-  /** Per subtask, in acknowledgement order (the dashboard's detail on click). */
-  readonly subtasks: readonly SubtaskCheckpointStats[];
-}
-
-/** One subtask's part of a completed checkpoint. */
-export interface SubtaskCheckpointStats {
-  /** `vertexId/subtask`, as in {@link JobClient.subtaskMetrics}. */
-  readonly task: string;
-  readonly alignmentDurationMs: number;
-  /** This subtask took the checkpoint unaligned after its alignment timed out (or followed an upstream one). */
-  readonly switchedToUnaligned: boolean;
-  readonly syncDurationMs: number;
-  readonly asyncDurationMs: number;
-  readonly bytes: number;
 }
 
 /** A checkpoint that did not complete (the `checkpoint-failed` event). */
