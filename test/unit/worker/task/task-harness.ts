@@ -11,6 +11,7 @@ import type { TaskCheckpointConfig, TaskEvent } from '../../../../src/protocol/t
 import type { KeyedStateSnapshot } from '../../../../src/state/keyed-state-backend.js';
 import type { ChunkHandle } from '../../../../src/state/storage/chunk-handle.js';
 import { createBarrierHandler } from '../../../../src/worker/barrier/create-barrier-handler.js';
+import { ChannelStateRecorder } from '../../../../src/worker/channel-state/channel-state-recorder.js';
 import type { ReplayBatch } from '../../../../src/worker/channel-state/channel-state-replay.js';
 import type { OperatorChain } from '../../../../src/worker/operator-chain.js';
 import type {
@@ -114,8 +115,22 @@ export class FakeOutput implements TaskOutputChannel {
     return this.#waiting.promise;
   }
 
+  #controlWaiters: (() => void)[] = [];
+
   writeControl(frame: ControlFrame): void {
     this.control.push(frame);
+    const ws = this.#controlWaiters;
+    this.#controlWaiters = [];
+    for (const w of ws) w();
+  }
+
+  /** Resolves once a control frame matching `pred` was written. */
+  async written(pred: (frame: ControlFrame) => boolean): Promise<ControlFrame> {
+    for (;;) {
+      const found = this.control.find(pred);
+      if (found) return found;
+      await new Promise<void>((r) => this.#controlWaiters.push(r));
+    }
   }
 
   flush(): boolean {
@@ -271,6 +286,15 @@ export interface HarnessOptions {
   readonly checkpointing?: TaskCheckpointConfig | null;
 }
 
+/** Exactly-once with unaligned checkpoints: the task records channel state (one recorder). */
+export const UNALIGNED: TaskCheckpointConfig = {
+  mode: 'exactly-once',
+  dir: '/nonexistent',
+  incremental: false,
+  stateBackend: 'heap',
+  unaligned: true,
+};
+
 export const EXACTLY_ONCE: TaskCheckpointConfig = {
   mode: 'exactly-once',
   dir: '/nonexistent',
@@ -305,6 +329,15 @@ export function taskHarness(options: HarnessOptions = {}) {
     },
   } as unknown as MessagePort;
   const checkpointing = options.checkpointing === undefined ? EXACTLY_ONCE : options.checkpointing;
+  const channelState = checkpointing?.unaligned
+    ? new ChannelStateRecorder(
+        Array.from({ length: channels }, (_, i) => ({
+          edgeId: 1,
+          producerSubtask: i,
+          inputIndex: 0 as const,
+        })),
+      )
+    : null;
   const task = new StreamTask({
     name: 'fake (1/1)',
     chain,
@@ -316,11 +349,17 @@ export function taskHarness(options: HarnessOptions = {}) {
     checkpointing,
     createBarrierHandler: checkpointing
       ? (actions) =>
-          createBarrierHandler(checkpointing.mode, { channelCount: channels, actions, clock: Date })
+          createBarrierHandler(checkpointing.mode, {
+            channelCount: channels,
+            actions,
+            clock: Date,
+            unaligned: checkpointing.unaligned,
+          })
       : null,
     storage,
     eventPort,
     replay: options.replay,
+    channelState,
   });
   const until = async (pred: (e: TaskEvent) => boolean): Promise<TaskEvent> => {
     for (;;) {
@@ -338,12 +377,12 @@ export const records = (values: unknown[], keyGroups?: number[]): Frame => ({
   ...(keyGroups ? { keyGroups: Uint16Array.from(keyGroups) } : {}),
 });
 
-export const barrier = (checkpointId: number): Frame => ({
+export const barrier = (checkpointId: number, unaligned = false): Frame => ({
   kind: 'barrier',
   checkpointId,
   timestamp: 0,
   checkpointType: 'checkpoint',
-  unaligned: false,
+  unaligned,
 });
 
 export const END: Frame = { kind: 'end-of-partition' };
