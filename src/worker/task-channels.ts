@@ -15,7 +15,7 @@ import { isRemoteChannel, type TaskDeployment } from '../protocol/task-deploymen
 import type { Output } from './operators/stream-operator.js';
 import type { RecordChannel } from './outputs/record-channel.js';
 import { RecordWriter } from './outputs/record-writer.js';
-import type { TaskOutputChannel } from './stream-task.js';
+import type { TaskOutputChannel } from './task-endpoints.js';
 
 /** An output channel: a ring's writer or a remote edge's sender. */
 export type TaskOutputWriter = TaskOutputChannel & RecordChannel & { readonly closed: boolean };

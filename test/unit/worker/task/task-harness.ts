@@ -20,11 +20,8 @@ import type {
   WatermarkOutput,
 } from '../../../../src/worker/operators/stream-operator.js';
 import type { KeyedChunk, TaskSnapshotStorage } from '../../../../src/worker/snapshot-storage.js';
-import {
-  StreamTask,
-  type TaskInputGate,
-  type TaskOutputChannel,
-} from '../../../../src/worker/stream-task.js';
+import { StreamTask } from '../../../../src/worker/stream-task.js';
+import type { TaskInputGate, TaskOutputChannel } from '../../../../src/worker/task-endpoints.js';
 import { TaskTime } from '../../../../src/worker/timers/task-time.js';
 
 /** A promise with its resolver, for events the test waits on. */
