@@ -33,6 +33,14 @@ interface AnyHandle {
 
 export class StateHandles implements KeyedStateStore {
   readonly #handles = new Map<string, AnyHandle>();
+  /**
+   * The handle the last lookup returned and its name: a function asking for the same state on
+   * every record (`ctx.state.value('sum')`) skips the `Map` lookup — a name literal is one
+   * interned string, so the check is a pointer comparison. Handles are never removed or
+   * replaced, so a cached one stays right.
+   */
+  #lastName: string | undefined = undefined;
+  #last: AnyHandle | undefined = undefined;
 
   /**
    * @param core where the handles read and write entries
@@ -46,26 +54,26 @@ export class StateHandles implements KeyedStateStore {
   ) {}
 
   value<T>(name: string, options?: StateOptions): ValueState<T> {
-    const h = this.#handles.get(name);
+    const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'value') return h as ValueStateHandle<T>;
     return this.#register(name, 'value', options, (t) => new ValueStateHandle<T>(this.core, t));
   }
 
   list<T>(name: string, options?: StateOptions): ListState<T> {
-    const h = this.#handles.get(name);
+    const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'list') return h as ListStateHandle<T>;
     return this.#register(name, 'list', options, (t) => new ListStateHandle<T>(this.core, t));
   }
 
   map<K, V>(name: string, options?: StateOptions): MapState<K, V> {
-    const h = this.#handles.get(name);
+    const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'map') return h as unknown as MapStateHandle<K, V>;
     return this.#register(name, 'map', options, (t) => new MapStateHandle<K, V>(this.core, t));
   }
 
   /** The reduce function of the first call for `name` is the one used. */
   reducing<T>(name: string, reduceFn: ReduceFunction<T>, options?: StateOptions): ReducingState<T> {
-    const h = this.#handles.get(name);
+    const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'reducing') return h as ReducingStateHandle<T>;
     if (typeof reduceFn !== 'function')
       throw new TypeError(`reducing state '${name}' needs a reduce function`);
@@ -83,7 +91,7 @@ export class StateHandles implements KeyedStateStore {
     aggregateFunction: AggregateFunction<IN, ACC, OUT>,
     options?: StateOptions,
   ): AggregatingState<IN, OUT> {
-    const h = this.#handles.get(name);
+    const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'aggregating')
       return h as unknown as AggregatingStateHandle<IN, ACC, OUT>;
     const f = aggregateFunction;
@@ -95,6 +103,17 @@ export class StateHandles implements KeyedStateStore {
       throw new TypeError(`aggregating state '${name}' needs { createAccumulator, add, getResult }`);
     }
     return this.#register(name, 'aggregating', options, (t) => new AggregatingStateHandle(this.core, t, f));
+  }
+
+  /** The handle registered under `name`, or undefined. Cost: one string comparison on a repeat. */
+  #lookup(name: string): AnyHandle | undefined {
+    if (name === this.#lastName) return this.#last;
+    const h = this.#handles.get(name);
+    if (h !== undefined) {
+      this.#lastName = name;
+      this.#last = h;
+    }
+    return h;
   }
 
   #register<H extends AnyHandle>(

@@ -117,6 +117,18 @@ describe('hash', () => {
     expect(a.select({ key: { x: 1, y: [2, 'z'] } })).toBe(b.select({ key: { y: [2, 'z'], x: 1 } }));
   });
 
+  it('hashes string keys as assignToKeyGroup does, with one consumer and with several', () => {
+    // String keys take an inline path in select (no type switch): it must agree with the general one.
+    for (const parallelism of [1, 3]) {
+      const p = createPartitioner(edge('hash', byKey), 0, parallelism, 128) as HashPartitioner;
+      for (const key of ['', 'k1', '\u0000s', 'ü', '\ud83d\ude00', 'a'.repeat(300)]) {
+        const target = p.select({ key });
+        expect(p.lastKeyGroup).toBe(assignToKeyGroup(key, 128));
+        expect(keyGroupRangeContains(keyGroupRangeFor(128, parallelism, target), p.lastKeyGroup)).toBe(true);
+      }
+    }
+  });
+
   it('spreads keys over all consumers', () => {
     const p = createPartitioner(edge('hash', byKey), 0, 4, 128);
     const hit = new Set<number>();
