@@ -386,6 +386,7 @@ export class JobClient extends EventEmitter {
 
   async #run(): Promise<JobResult> {
     if (this.#cancelled) throw this.#cancelledError();
+    if (this.options.cluster) return this.#runClusterInstance();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     this.#checkpointing = checkpoints;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
@@ -486,6 +487,30 @@ export class JobClient extends EventEmitter {
       await checkpoints?.close();
       if (stateDir) removeStateDir(stateDir);
     }
+  }
+
+  /** This process's part of a job formed by several (src/cluster/cluster-job.ts); no restarts yet. */
+  async #runClusterInstance(): Promise<JobResult> {
+    const { runClusterInstance } = await import('../cluster/cluster-job.js');
+    const ended = await runClusterInstance(this, {
+      jobModule: this.#jobModule,
+      onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
+      onExecution: (execution) => {
+        this.#execution = execution;
+        if (this.#cancelled) void execution.cancel();
+      },
+    });
+    if (ended === null) throw this.#cancelledError();
+    this.#lastMetrics = ended.metrics;
+    this.#restarts = ended.restarts;
+    return {
+      status: 'finished',
+      sinks: this.#sinks,
+      restarts: this.#restarts,
+      checkpoints: this.#checkpoints,
+      metrics: this.metrics(),
+      plan: this.plan,
+    };
   }
 
   /**
