@@ -7,7 +7,10 @@
 // prints the end-to-end duration of the mid-run checkpoints (the final one excluded) p50 / p99 /
 // max over all rounds, and the records per second.
 //
-//   node bench/checkpoint/overtake.mjs [--rounds 3] [--n 3000000] ROOT...
+//   node bench/checkpoint/overtake.mjs [--rounds 3] [--n 3000000] [--aligned] ROOT...
+//
+// --aligned: aligned exactly-once checkpoints instead (same job, rings and interval): the barrier
+// waits behind the ring in band, so the duration follows the ring's fill (issue 14's aligned goal).
 //
 // Each ROOT is a built weir checkout (its dist/ and bench/jobs/ are used), e.g. this one and a
 // build of the parent commit, so before and after are measured in one run.
@@ -19,9 +22,11 @@ import { pathToFileURL } from 'node:url';
 const argv = process.argv.slice(2);
 let rounds = 3;
 let n = 3_000_000;
+let unaligned = true;
 const roots = [];
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') rounds = Number(argv[++i]);
+  else if (argv[i] === '--aligned') unaligned = false;
   else if (argv[i] === '--n') n = Number(argv[++i]);
   else roots.push(path.resolve(argv[i]));
 }
@@ -47,7 +52,7 @@ async function runCase({ root, ringBytes }) {
       .startJob(pathToFileURL(path.join(root, 'bench/jobs/keyed-sum-job.mjs')), {
         parallelism: 2,
         args: { n: String(n), keys: '100000' },
-        checkpointing: { interval: 100, mode: 'exactly-once', unaligned: true, dir },
+        checkpointing: { interval: 100, mode: 'exactly-once', unaligned, dir },
         channels: { ringBytes },
       });
     const result = await client.done;
@@ -61,7 +66,7 @@ async function runCase({ root, ringBytes }) {
 
 const samples = new Map(cases.map((c) => [c, { durations: [], rates: [] }]));
 process.stdout.write(
-  `n = ${n}, ${rounds} rounds (+1 warm-up), ${new Date().toISOString()}, load ${os
+  `${unaligned ? 'unaligned' : 'aligned'}, n = ${n}, ${rounds} rounds (+1 warm-up), ${new Date().toISOString()}, load ${os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}\n`,

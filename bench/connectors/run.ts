@@ -5,7 +5,9 @@
  *
  * - **bare**: the client library alone, written the way a careful service would batch it:
  *   JetStream source: an ordered consumer, `consume({ max_messages: 1024 })`, `JSON.parse` each;
- *   Redis source: `XRANGE (<id> + COUNT 1024` in a loop, `JSON.parse` each; JetStream sink:
+ *   Redis source: `XRANGE (<id> + COUNT 1024` in a loop, `JSON.parse` each (and the same loop in
+ *   a fresh worker thread per round, `bare (worker)`: weir's source runs in a cold worker thread,
+ *   the main-thread loop is warm from earlier rounds); JetStream sink:
  *   `js.publish` of `JSON.stringify`ed records, 1024 acks in flight; Redis sink: pipelined `XADD`,
  *   1024 per pipeline; PostgreSQL sink: multi-row `INSERT`s of 2000 rows (a named prepared
  *   statement), 50 000 rows per transaction.
@@ -33,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
@@ -196,6 +199,26 @@ async function jetstreamSourceCases(): Promise<{
 
 // --- Redis Streams source -----------------------------------------------------------------------
 
+/** The bare Redis source loop as a worker thread's code (`eval`): posts `[count, sum, ms]`. */
+const REDIS_BARE_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+import(workerData.ioredis).then(async ({ Redis }) => {
+  const redis = new Redis(workerData.url);
+  let t0 = 0, after = '-', count = 0, sum = 0;
+  for (;;) {
+    const entries = await redis.xrange(workerData.stream, after === '-' ? '-' : '(' + after, '+', 'COUNT', 1024);
+    if (entries.length === 0) break;
+    if (count === 0) t0 = performance.now();
+    for (const [, fields] of entries) sum += JSON.parse(fields[1]).value;
+    count += entries.length;
+    after = entries[entries.length - 1][0];
+  }
+  const ms = performance.now() - t0;
+  redis.disconnect();
+  parentPort.postMessage([count, sum, ms]);
+});
+`;
+
 async function redisSourceCases(): Promise<{
   cases: BenchCase<ConnectorSample>[];
   cleanup: () => Promise<void>;
@@ -226,6 +249,27 @@ async function redisSourceCases(): Promise<{
           const ms = performance.now() - t0;
           check('redis source (bare)', count, N);
           if (sum !== (N * (N - 1)) / 2) throw new Error('redis source (bare): wrong sum');
+          return { records: N, ms };
+        },
+      },
+      {
+        // The bare loop (string API, COUNT 1024) in a fresh worker thread, started per run, as
+        // weir's source task runs in one: cold JIT and a worker's heap, no weir code. The bare case
+        // above runs on the main thread, warm from earlier rounds. Timed in the worker, first
+        // reply to last, like the others.
+        name: 'bare (worker)',
+        async run(): Promise<ConnectorSample> {
+          const worker = new Worker(REDIS_BARE_WORKER, {
+            eval: true,
+            workerData: { url: REDIS_URL, stream, ioredis: import.meta.resolve('ioredis') },
+          });
+          const [count, sum, ms] = (await new Promise((resolve, reject) => {
+            worker.once('message', resolve);
+            worker.once('error', reject);
+          })) as [number, number, number];
+          await worker.terminate();
+          check('redis source (bare, worker)', count, N);
+          if (sum !== (N * (N - 1)) / 2) throw new Error('redis source (bare, worker): wrong sum');
           return { records: N, ms };
         },
       },
@@ -470,6 +514,9 @@ const rows: TableRow[] = results.map(({ connector, result }) => {
   const weir = result.cases.find((k) => k.name === 'weir')!;
   // Start-up included: the bare run's time against weir's whole runJob, per round.
   const wallRatios = weir.samples.map((s, i) => bare.samples[i].ms / s.wallMs!);
+  // A second baseline (Redis source: the bare loop in a fresh worker), per-round ratios like the first.
+  const inWorker = result.cases.find((k) => k.name === 'bare (worker)');
+  const workerRatios = inWorker?.samples.map((s, i) => s.ms / weir.samples[i].ms) ?? [];
   return {
     connector,
     'bare rec/s': formatRate(bare.recordsPerSec.median),
@@ -477,6 +524,7 @@ const rows: TableRow[] = results.map(({ connector, result }) => {
     'weir/bare': formatRatio(weir.ratioToBaseline.median),
     'weir/bare min-max': `${formatRatio(weir.ratioToBaseline.min)}-${formatRatio(weir.ratioToBaseline.max)}`,
     'weir/bare (start-up incl.)': formatRatio(median(wallRatios)),
+    'weir/bare in a worker': inWorker === undefined ? '' : formatRatio(median(workerRatios)),
   };
 });
 process.stdout.write(

@@ -16,7 +16,7 @@
  * without (then the first worker thread's handle is elected committer for the others). Thread start-up is excluded (they start on a message once all are ready).
  *
  * Run: node --import tsx bench/log/run.ts [--quick] [--rounds N] [--seconds S] [--threads N]
- * [--only REGEX] [--json PATH] (default JSON path: bench/results/log.json; `--only` keeps the cases
+ * [--only REGEX] [--linger-ms N] [--thread-durability fsync|os|both] [--json PATH] (default JSON path: bench/results/log.json; `--only` keeps the cases
  * whose "system load appenders" matches). `weir bench --suite log` runs it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,6 +40,13 @@ const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 2));
 const SECONDS = Number(arg('--seconds') ?? (quick ? 0.4 : 2));
 const JSON_PATH = arg('--json') ?? resultsPath(quick ? 'log-quick.json' : 'log.json');
 const THREADS = Number(arg('--threads') ?? 4);
+/** Durabilities of the multi-thread cases (`--thread-durability fsync|os|both`, default fsync). */
+const THREAD_DURABILITIES: Durability[] =
+  arg('--thread-durability') === 'both'
+    ? ['fsync', 'os']
+    : [(arg('--thread-durability') as Durability | undefined) ?? 'fsync'];
+/** `openLog({ lingerMs })` of the single-thread weir cases (default: the log's default, 0). */
+const LINGER_MS = arg('--linger-ms') === undefined ? undefined : Number(arg('--linger-ms'));
 const ONLY = arg('--only') === undefined ? undefined : new RegExp(arg('--only') as string);
 const THREAD_CONCURRENCY = [64, 512];
 const CONCURRENCY = [1, 8, 64, 512];
@@ -116,7 +123,10 @@ function weirCase(durability: Durability, concurrency: number, recordsPerAppend:
     recordsPerAppend,
     async run() {
       const base = mkdtempSync(path.join(os.tmpdir(), 'weir-bench-log-'));
-      const log = openLog(path.join(base, 'log'), { durability });
+      const log = openLog(
+        path.join(base, 'log'),
+        LINGER_MS === undefined ? { durability } : { durability, lingerMs: LINGER_MS },
+      );
       try {
         const topic = log.topic('clicks', { partitions: PARTITIONS });
         const batches = new Map<number, unknown[]>();
@@ -309,7 +319,9 @@ async function main(): Promise<void> {
     for (const c of BATCH_CONCURRENCY) cases.push(weirCase(durability, c, BATCH));
   }
   for (const c of THREAD_CONCURRENCY) {
-    for (const mainHandle of [true, false]) cases.push(threadCase('fsync', c, mainHandle));
+    for (const d of THREAD_DURABILITIES) {
+      for (const mainHandle of [true, false]) cases.push(threadCase(d, c, mainHandle));
+    }
   }
   for (const brokers of [await natsCases(), await redisCases()]) {
     cases.push(...brokers.cases);

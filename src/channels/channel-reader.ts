@@ -4,17 +4,28 @@
  * Roles: used by exactly one thread, the consumer task's (reader side of the ring).
  * Layout: none of its own (ring-buffer.ts).
  * Publish order: each frame is decoded straight out of the ring (decoding copies), then its
- * space is released with the ring's one releasing store. Fragments are copied into a local
+ * space is released with the ring's one releasing store; frames an overtaking barrier passed are
+ * copied out encoded instead, and decoded from the copy when delivered. Fragments are copied into a local
  * reassembly buffer and released piece by piece (a fragmented payload is larger than the ring).
  * Staleness: "closed" is loaded BEFORE checking for data, so when the ring looks empty after a
  * close was seen, every frame published before the close has been read: none is lost.
  */
 import { ChannelClosedError, ChannelProtocolError } from '../errors.js';
+import type { EncodedBatches } from './encoded-batches.js';
 import type { CheckpointBarrier, Frame } from './frame.js';
 import { decodeControlFrame, frameTag, isControlTag, isFinalFragment, isFragment } from './frame-codec.js';
 import { CLOSED_BY, FRAGMENT_PREFIX_BYTES, FRAME_TAG } from './layout.js';
 import { RecordCodec } from './record-codec.js';
 import { RingBuffer } from './ring-buffer.js';
+
+/** A frame an overtaking barrier passed: encoded (`frame` null) or, for control frames, decoded. */
+interface QueuedFrame {
+  readonly tag: number;
+  readonly payload: Uint8Array;
+  readonly frame: Frame | null;
+}
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * Consumer end of a channel.
@@ -41,17 +52,20 @@ export class ChannelReader {
   /** Key groups of the next records frame (from the `key-groups` frame before it), or null. */
   #keyGroups: Uint16Array | null = null;
   /**
-   * Frames an overtaking barrier passed, decoded and not yet delivered (delivered in order before
-   * any further ring frame); entries before #queueHead are delivered.
+   * Frames an overtaking barrier passed, not yet delivered (delivered in order before any further
+   * ring frame); entries before #queueHead are delivered. Records and key-groups frames are kept
+   * encoded (`frame` null: copies of their ring bytes, decoded on delivery), control frames decoded.
    */
-  #queue: Frame[] = [];
+  #queue: QueuedFrame[] = [];
   #queueHead = 0;
   /** The priority barrier whose overtaken frames are being read, or null. */
   #collecting: { barrier: CheckpointBarrier; until: number; pendingLeft: number } | null = null;
+  /** While collecting: frames go to the queue encoded (#keep) instead of being decoded (#decode). */
+  #keeping = false;
   /** Overtaking barriers collected and not yet delivered (delivered before anything else). */
-  #ready: { barrier: CheckpointBarrier; overtaken: (readonly unknown[])[] }[] = [];
-  /** Records the last delivered overtaking barrier passed, until {@link takeOvertaken}. */
-  #overtaken: (readonly unknown[])[] | null = null;
+  #ready: { barrier: CheckpointBarrier; overtaken: EncodedBatches }[] = [];
+  /** Record batches the last delivered overtaking barrier passed, until {@link takeOvertaken}. */
+  #overtaken: EncodedBatches | null = null;
 
   constructor(ring: SharedArrayBuffer | RingBuffer) {
     this.ring = ring instanceof RingBuffer ? ring : new RingBuffer(ring);
@@ -75,13 +89,15 @@ export class ChannelReader {
       if (barrier !== null) return barrier;
       if (this.#collecting !== null) return null; // the writer's queued frames are not in yet
     }
-    if (this.#queueHead < this.#queue.length) {
-      const frame = this.#queue[this.#queueHead++];
+    while (this.#queueHead < this.#queue.length) {
+      const q = this.#queue[this.#queueHead++];
       if (this.#queueHead === this.#queue.length) {
         this.#queue = [];
         this.#queueHead = 0;
       }
-      return frame;
+      // Decoded only now, on delivery: the barrier that passed them did not wait for this.
+      const frame = q.frame ?? this.#decode(q.tag, q.payload);
+      if (frame !== null) return frame;
     }
     for (;;) {
       // Load `closed` before looking for data: see the file header.
@@ -101,11 +117,11 @@ export class ChannelReader {
   }
 
   /**
-   * The records the barrier {@link tryRead} just returned overtook (in flight at the cut: the
-   * channel state of its checkpoint on this channel; they are delivered after the barrier), or
-   * null when that barrier came in band. Clears them.
+   * The record batches the barrier {@link tryRead} just returned overtook, encoded (in flight at
+   * the cut: the channel state of its checkpoint on this channel; they are delivered after the
+   * barrier), or null when that barrier came in band. Clears them.
    */
-  takeOvertaken(): (readonly unknown[])[] | null {
+  takeOvertaken(): EncodedBatches | null {
     const overtaken = this.#overtaken;
     this.#overtaken = null;
     return overtaken;
@@ -126,10 +142,13 @@ export class ChannelReader {
   }
 
   /**
-   * Takes a posted priority barrier (or goes on with the one being collected): reads every frame
-   * it overtook into the local queue — those published before its write index, then the writer's
-   * queued ones as they come — and returns the barrier once all are in, with their records kept
-   * for {@link takeOvertaken}. Null while frames are still to come (the slot stays held).
+   * Takes a posted priority barrier (or goes on with the one being collected): copies every frame
+   * it overtook into the local queue, encoded — those published before its write index, then the
+   * writer's queued ones as they come — and returns the barrier once all are in, with their
+   * record payloads kept for {@link takeOvertaken}. Null while frames are still to come (the slot
+   * stays held). Cost: one copy of the overtaken bytes (at most the ring); decoding waits for
+   * delivery, so the barrier does not wait for it. Structures frames are applied at once (shapes
+   * only accumulate, so the codec decodes the earlier queued batches all the same).
    */
   #overtake(): CheckpointBarrier | null {
     let c = this.#collecting;
@@ -148,44 +167,54 @@ export class ChannelReader {
         pendingLeft: p.pendingFrames,
       };
       this.#collecting = c;
-      // Published before the post: all readable now.
-      while (this.ring.readIndex !== c.until) {
-        if (this.ring.tryRead(this.#visit) === 0) {
-          throw new ChannelProtocolError(
-            `priority barrier ${p.checkpointId}: frames before write index ${c.until} are missing`,
-          );
+      this.#keeping = true;
+      try {
+        // Published before the post: all readable now.
+        while (this.ring.readIndex !== c.until) {
+          if (this.ring.tryRead(this.#visit) === 0) {
+            throw new ChannelProtocolError(
+              `priority barrier ${p.checkpointId}: frames before write index ${c.until} are missing`,
+            );
+          }
         }
-        this.#queueFrame();
+      } finally {
+        this.#keeping = false;
       }
     }
-    while (c.pendingLeft > 0) {
-      const closedBits = this.ring.closedBits;
-      if (this.ring.tryRead(this.#visit) === 0) {
-        if (closedBits !== 0) throw this.#closedError(closedBits);
-        return null;
+    this.#keeping = true;
+    try {
+      while (c.pendingLeft > 0) {
+        const closedBits = this.ring.closedBits;
+        if (this.ring.tryRead(this.#visit) === 0) {
+          if (closedBits !== 0) throw this.#closedError(closedBits);
+          return null;
+        }
+        c.pendingLeft--;
       }
-      c.pendingLeft--;
-      this.#queueFrame();
+    } finally {
+      this.#keeping = false;
     }
     this.#collecting = null;
     this.ring.releasePriority();
     // An older barrier written in band (the slot was held when it was sent) among the overtaken
     // frames is overtaken as well: it comes out first, with the records before it, and leaves
     // the queue — barriers of a channel stay in order.
-    const overtaken: (readonly unknown[])[] = [];
-    const kept: Frame[] = [];
+    const structures = this.#codec.structures;
+    const payloads: Uint8Array[] = [];
+    const kept: QueuedFrame[] = [];
     for (let i = this.#queueHead; i < this.#queue.length; i++) {
-      const frame = this.#queue[i];
-      if (frame.kind === 'barrier' && frame.unaligned && frame.checkpointId < c.barrier.checkpointId) {
-        this.#ready.push({ barrier: frame, overtaken: [...overtaken] });
+      const q = this.#queue[i];
+      const frame = q.frame;
+      if (frame?.kind === 'barrier' && frame.unaligned && frame.checkpointId < c.barrier.checkpointId) {
+        this.#ready.push({ barrier: frame, overtaken: { payloads: [...payloads], structures } });
         continue;
       }
-      if (frame.kind === 'records') overtaken.push(frame.records);
-      kept.push(frame);
+      if (frame === null && q.tag === FRAME_TAG.records) payloads.push(q.payload);
+      kept.push(q);
     }
     this.#queue = kept;
     this.#queueHead = 0;
-    this.#ready.push({ barrier: c.barrier, overtaken });
+    this.#ready.push({ barrier: c.barrier, overtaken: { payloads, structures } });
     return this.#nextReady();
   }
 
@@ -196,11 +225,18 @@ export class ChannelReader {
     return r.barrier;
   }
 
-  #queueFrame(): void {
-    const frame = this.#frame;
-    if (frame === null) return;
-    this.#frame = null;
-    this.#queue.push(frame);
+  /**
+   * While collecting: queues a frame the barrier overtook. Records and key groups stay encoded
+   * (`owned`: `payload` is already a private copy, a reassembled fragment; else it is a view of
+   * the ring, copied here); shapes are applied now; control frames are decoded.
+   */
+  #keep(tag: number, payload: Uint8Array, owned: boolean): void {
+    if (tag === FRAME_TAG.records || tag === FRAME_TAG['key-groups']) {
+      this.#queue.push({ tag, payload: owned ? payload : payload.slice(), frame: null });
+      return;
+    }
+    const frame = this.#decode(tag, payload);
+    if (frame !== null) this.#queue.push({ tag, payload: EMPTY, frame });
   }
 
   #closedError(closedBits: number): ChannelClosedError {
@@ -219,7 +255,8 @@ export class ChannelReader {
     }
     if (this.#assembly !== null)
       throw new ChannelProtocolError('unfragmented frame inside a fragmented payload');
-    this.#frame = this.#decode(tag, payload);
+    if (this.#keeping) this.#keep(tag, payload, false);
+    else this.#frame = this.#decode(tag, payload);
   };
 
   #decode(tag: number, payload: Uint8Array): Frame | null {
@@ -287,6 +324,7 @@ export class ChannelReader {
       );
     }
     this.#assembly = null;
-    this.#frame = this.#decode(tag, assembly);
+    if (this.#keeping) this.#keep(tag, assembly, true);
+    else this.#frame = this.#decode(tag, assembly);
   }
 }

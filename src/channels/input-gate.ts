@@ -18,6 +18,7 @@ import {
 } from './buffer-debloater.js';
 import { ChannelReader } from './channel-reader.js';
 import { Doorbell } from './doorbell.js';
+import type { EncodedBatches } from './encoded-batches.js';
 import type { Frame } from './frame.js';
 import { RingBuffer } from './ring-buffer.js';
 
@@ -38,7 +39,7 @@ export interface GateChannel {
    * ring's priority slot (ChannelReader.takeOvertaken). A remote edge has no priority slot: its
    * barriers arrive in order and overtake nothing.
    */
-  takeOvertaken?(): (readonly unknown[])[] | null;
+  takeOvertaken?(): EncodedBatches | null;
   /** Ring channels only: their fill is reported and their in-flight bytes are debloated. */
   readonly ring?: RingBuffer;
   /**
@@ -84,9 +85,10 @@ export interface GateFrame {
   readonly frame: Frame;
   /**
    * For a barrier that overtook its channel's ring (unaligned checkpoints): the record batches it
-   * passed, which the gate delivers after it; they are the checkpoint's channel state.
+   * passed, encoded, which the gate delivers (decoded) after it; they are the checkpoint's
+   * channel state.
    */
-  readonly overtaken?: readonly (readonly unknown[])[];
+  readonly overtaken?: EncodedBatches;
 }
 
 /**

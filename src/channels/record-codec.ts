@@ -43,6 +43,8 @@ export class RecordCodec {
   /** Consumer side: every shape received so far, in id order. */
   readonly #consumerStructures: string[][] = [];
   #unpackr: Unpackr;
+  /** What {@link structures} last returned. */
+  #structuresSnapshot: readonly (readonly string[])[] = [];
   /** Fast path for batches of one flat shape (shape-codec.ts); other batches use msgpack. */
   readonly #shapeEncoder: ShapeEncoder | null;
   readonly #shapeDecoder = new ShapeDecoder();
@@ -133,6 +135,17 @@ export class RecordCodec {
     this.#unpackr = this.#newUnpackr();
   }
 
+  /**
+   * Consumer: the shapes received so far (id order), enough to decode any batch read so far on
+   * its own ({@link decodeEncodedBatch}). The list only grows and its entries never change, so the
+   * returned array is a snapshot that stays valid; it is re-made only after a structures frame.
+   */
+  get structures(): readonly (readonly string[])[] {
+    if (this.#structuresSnapshot.length !== this.#consumerStructures.length)
+      this.#structuresSnapshot = this.#consumerStructures.slice();
+    return this.#structuresSnapshot;
+  }
+
   /** Consumer. Decodes a batch (the payload may be a view into shared memory; nothing aliases it). */
   decodeBatch(payload: Uint8Array): unknown[] {
     if (payload[0] === SHAPE_BATCH_MARK) return this.#shapeDecoder.decode(payload);
@@ -153,4 +166,30 @@ export class RecordCodec {
       copyBuffers: true,
     });
   }
+}
+
+/**
+ * Decodes one record batch as a channel carried it (`payload`, a shape batch or msgpack with
+ * shared structures) away from its channel: `structures` are the consumer's shapes when it was
+ * read ({@link RecordCodec.structures}; a later, longer list decodes it too). Used for channel
+ * state kept in ring encoding (unaligned checkpoints). Cost: a decoder per call (msgpack) or a
+ * generated shape decoder per call: for restore and tests, not for a hot path.
+ */
+export function decodeEncodedBatch(
+  payload: Uint8Array,
+  structures: readonly (readonly string[])[],
+): unknown[] {
+  if (payload[0] === SHAPE_BATCH_MARK) return new ShapeDecoder().decode(payload);
+  let records: unknown;
+  try {
+    records = new Unpackr({
+      structures: structures.map((keys) => keys.slice()),
+      maxSharedStructures: SHARED_STRUCTURES,
+      copyBuffers: true,
+    }).unpack(payload);
+  } catch (cause) {
+    throw new ChannelProtocolError('undecodable record batch', { cause });
+  }
+  if (!Array.isArray(records)) throw new ChannelProtocolError('record batch is not an array');
+  return records;
 }

@@ -18,7 +18,7 @@
  *   0xc1                      SHAPE_BATCH_MARK (a byte msgpack never uses)
  *   u8 kind                   bit 0 (KIND_OBJECT): objects, else primitives;
  *                             bit 1 (KIND_ENVELOPE): each record is an event-time envelope
- *                             `[timestamp | null, record]` (network-time-outputs.ts)
+ *                             `[timestamp | null, record]` (worker/outputs/timestamped-record-writer.ts)
  *   key tree (objects only)   u16 keyCount, then per key: u16 byteLength, utf8 key, u8 nested
  *                             (1: the key's own key tree follows)
  *   u32 recordCount

@@ -87,6 +87,19 @@ export const RUN_FLAGS: readonly RunFlag[] = [
   },
   { name: 'dashboard-host', type: 'string', value: 'HOST', help: 'interface for the dashboard (127.0.0.1)' },
   { name: 'metrics-port', type: 'string', value: 'PORT', help: 'serve Prometheus text at /metrics' },
+  {
+    name: 'cluster',
+    type: 'string',
+    value: 'URL[,URL]',
+    help: 'run as one instance of a job over NATS (needs --cluster-name, --checkpoint-dir)',
+  },
+  { name: 'cluster-name', type: 'string', value: 'NAME', help: 'the cluster this instance joins' },
+  {
+    name: 'instances',
+    type: 'string',
+    value: 'N',
+    help: 'instances to wait for before deploying (default 1)',
+  },
   { name: 'plan', type: 'boolean', help: 'print the execution plan first' },
   { name: 'json', type: 'boolean', help: 'print the result as one JSON line on stdout' },
   { name: 'verbose', type: 'boolean', short: 'v', help: 'progress and checkpoints on stderr' },
@@ -211,6 +224,13 @@ export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
     bool('incremental') ||
     str('savepoint-on-stop') !== undefined ||
     str('restore') !== undefined;
+  const cluster = str('cluster');
+  if (cluster === undefined && (str('cluster-name') !== undefined || str('instances') !== undefined))
+    throw new UsageError(
+      `--${str('cluster-name') !== undefined ? 'cluster-name' : 'instances'} needs --cluster URL`,
+    );
+  if (cluster !== undefined && str('cluster-name') === undefined)
+    throw new UsageError('--cluster needs --cluster-name NAME');
   const options: JobOptions = {
     parallelism: num('parallelism'),
     maxParallelism: num('max-parallelism'),
@@ -229,6 +249,10 @@ export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
           incremental: bool('incremental'),
         }
       : undefined,
+    cluster:
+      cluster !== undefined
+        ? { servers: cluster.split(','), name: str('cluster-name')!, instances: num('instances') }
+        : undefined,
     restartStrategy: attempts !== undefined ? { type: 'fixed-delay', attempts, delay: 0 } : undefined,
     dashboard:
       str('dashboard') !== undefined

@@ -11,6 +11,7 @@
  */
 
 import { hostname } from 'node:os';
+import { checkKnownKeys, type KeyTable } from '../coordinator/option-keys.js';
 import { InvalidOptionError } from '../errors.js';
 
 /** How a caller names a cluster. */
@@ -77,6 +78,53 @@ export function resolveClusterOptions(o: ClusterOptions, option = 'cluster'): Re
       `must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS} ms, got ${String(timeoutMs)}`,
     );
   return { servers: [...servers], name: o.name, timeoutMs };
+}
+
+/**
+ * The `cluster` option of `startJob`/`runJob` (`weir run --cluster URL --cluster-name NAME
+ * [--instances N]`): this process is one instance of the job; every instance runs the same job
+ * module with the same options.
+ */
+export interface ClusterJobOptions extends ClusterOptions {
+  /** How many instances must have joined before the first deployment. Default 1. */
+  readonly instances?: number;
+  /**
+   * The checkpoint directory, the SAME path on every instance (a shared or network file system
+   * for instances on several machines). Default: `checkpointing.dir`, which is then required.
+   */
+  readonly checkpointDir?: string;
+}
+
+const CLUSTER_JOB_OPTION_KEYS: KeyTable<ClusterJobOptions> = {
+  servers: true,
+  name: true,
+  timeoutMs: true,
+  instances: true,
+  checkpointDir: true,
+};
+
+export const MAX_INSTANCES = 256;
+
+export interface ResolvedClusterJobOptions extends ResolvedClusterOptions {
+  readonly instances: number;
+  /** Set when given; `resolveJobOptions` falls back to `checkpointing.dir`. */
+  readonly checkpointDir: string | undefined;
+}
+
+/** Checks the `cluster` job option (unknown keys included); the rest is checked against the job's other options. */
+export function resolveClusterJobOptions(o: ClusterJobOptions): ResolvedClusterJobOptions {
+  if (typeof o !== 'object' || o === null) throw new InvalidOptionError('cluster', 'must be an object');
+  checkKnownKeys(o, 'cluster', CLUSTER_JOB_OPTION_KEYS);
+  const base = resolveClusterOptions(o);
+  const instances = o.instances ?? 1;
+  if (!Number.isInteger(instances) || instances < 1 || instances > MAX_INSTANCES)
+    throw new InvalidOptionError(
+      'cluster.instances',
+      `must be an integer from 1 to ${MAX_INSTANCES}, got ${JSON.stringify(instances)}`,
+    );
+  if (o.checkpointDir !== undefined && (typeof o.checkpointDir !== 'string' || o.checkpointDir === ''))
+    throw new InvalidOptionError('cluster.checkpointDir', 'must be a non-empty path');
+  return { ...base, instances, checkpointDir: o.checkpointDir };
 }
 
 export const membersBucket = (name: string): string => `weir_cluster_${name}`;

@@ -25,7 +25,9 @@
  *
  * Lag (`lag()`, the dashboard's source lag): with `countRows` (default) each split's remaining
  * rows are counted once when the reader starts (one `count(*)` per split, no rows transferred),
- * then the rows emitted since are subtracted. Approximate when the table changes meanwhile.
+ * then the rows emitted since are subtracted. Approximate when the table changes meanwhile. In
+ * incrementing mode: ids between each split's last emitted value and the column's `max` at the
+ * latest probe, shared among the hash splits ({@link incrementingLag}).
  *
  * Failures: the connection is opened asynchronously when the reader starts; a missing table is a
  * `PostgresTableNotFoundError`, a missing column or an unfit key a `PostgresSourceSchemaError`
@@ -39,7 +41,11 @@
  * `max(column)` every `pollIntervalMs` (doubling up to `maxPollIntervalMs` while nothing is in
  * sight), moves the bound by {@link FollowBound} (which keeps rows of transactions still running
  * from being skipped when later ids commit first), and reads every split through it. The bound
- * is not in the checkpoint: after a restore it is found again in two to three probes.
+ * is not in the checkpoint: after a restore it is found again in two to three probes. Not
+ * covered, so documented: an id taken before its writing transaction had a transaction id and
+ * written more than a poll interval later (`SELECT nextval(...)` in an earlier statement, before
+ * the transaction's first write, or from a sequence with `CACHE` > 1) is skipped once a greater
+ * id was read; ids taken by the INSERT itself, or after `pg_current_xact_id()`, never are.
  *
  * Why one file: the options, the split assignment (hash of the key across subtasks, kept across
  * rescale), the keyset queries and the reader that buffers rows are one connector; nothing here is
@@ -304,6 +310,11 @@ class PostgresReader<T> implements SourceReader<T> {
   /** Rows counted at start (`countRows`), and rows emitted since; `lag()` is their difference. */
   #counted = -1;
   #emitted = 0;
+  /**
+   * Incrementing mode: the column's least and greatest values at the latest probe (`null`: empty
+   * table); `undefined` before the first probe. `lag()` measures each split's `last` against them.
+   */
+  #seen: { readonly min: bigint; readonly max: bigint } | null | undefined = undefined;
 
   constructor(cfg: ReaderConfig, splits: PostgresSplit[]) {
     this.#cfg = cfg;
@@ -426,12 +437,16 @@ class PostgresReader<T> implements SourceReader<T> {
         first: splitQueries(select, table, keyList, 1, split, false, c.batchRows),
       },
     }));
-    const probe = `SELECT pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, (SELECT max(${keyList})::text FROM ${table}) AS max FROM pg_current_snapshot() AS s`;
+    // min and max are two index endpoint lookups; min only serves lag() before a split's first row.
+    const probe = `SELECT pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax, (SELECT max(${keyList})::text FROM ${table}) AS max, (SELECT min(${keyList})::text FROM ${table}) AS min FROM pg_current_snapshot() AS s`;
     const bounds = new FollowBound();
     let wait = inc.pollIntervalMs;
     while (!this.#closed) {
-      const r = await client.query<{ xmin: string; xmax: string; max: string | null }>(probe);
-      const { xmin, xmax, max } = r.rows[0];
+      const r = await client.query<{ xmin: string; xmax: string; max: string | null; min: string | null }>(
+        probe,
+      );
+      const { xmin, xmax, max, min } = r.rows[0];
+      this.#seen = max === null || min === null ? null : { min: BigInt(min), max: BigInt(max) };
       const advanced = bounds.observe(BigInt(xmin), BigInt(xmax), max === null ? null : BigInt(max));
       if (advanced) {
         const end = [String(bounds.safe)];
@@ -554,8 +569,15 @@ class PostgresReader<T> implements SourceReader<T> {
     }));
   }
 
-  /** Rows counted at start not yet emitted; unknown until counted (or with `countRows: false`). */
+  /**
+   * Bounded: rows counted at start not yet emitted; unknown until counted (or with `countRows:
+   * false`). Incrementing: see {@link incrementingLag}, unknown until the first probe.
+   */
   lag(): SourceLag | undefined {
+    if (this.#cfg.incrementing !== undefined) {
+      const seen = this.#seen;
+      return seen === undefined ? undefined : { value: incrementingLag(this.#splits, seen), unit: 'records' };
+    }
     if (this.#counted < 0)
       return this.#drained && this.#head === this.#buffer.length ? { value: 0, unit: 'records' } : undefined;
     return { value: Math.max(0, this.#counted - this.#emitted), unit: 'records' };
@@ -572,6 +594,29 @@ class PostgresReader<T> implements SourceReader<T> {
       });
     }
   }
+}
+
+/**
+ * Incrementing mode's lag: how far this reader's splits are behind the greatest value of the column
+ * at the latest probe, in values of the column. A split of `of` hash splits holds about `1/of` of
+ * the values, so each split counts `(max - last) / of`, and a split that has emitted nothing counts
+ * from `min - 1`. Rows buffered but not yet emitted are behind. It counts rows exactly when the
+ * values have no gaps and there is one split (a `bigserial` whose inserts all committed); sequence
+ * gaps (rolled back inserts, cached values) count as rows, and hash splits are equal only on
+ * average. It lags the table by up to one probe interval (`pollIntervalMs`, up to
+ * `maxPollIntervalMs` while idle); `seen === null` (an empty table) is 0.
+ */
+export function incrementingLag(
+  splits: readonly Pick<PostgresSplit, 'last' | 'of'>[],
+  seen: { readonly min: bigint; readonly max: bigint } | null,
+): number {
+  if (seen === null) return 0;
+  let behind = 0;
+  for (const split of splits) {
+    const last = split.last === null ? seen.min - 1n : BigInt(split.last[0]);
+    if (seen.max > last) behind += Number(seen.max - last) / split.of;
+  }
+  return Math.round(behind);
 }
 
 /**

@@ -142,6 +142,11 @@ export class CheckpointCoordinator {
   #running = false;
   #sourcesFinished = false;
   #periodicSuspended = false;
+  /**
+   * Periodic checkpoints wait for the deployment's tasks to run ({@link holdPeriodicUntilRunning}):
+   * a trigger sent earlier waits in a loading worker, and its duration counts the job's startup.
+   */
+  #periodicHeld = false;
   /** Next id to hand out; only ever grows (across restarts via {@link restoreIdCounter}). */
   #nextCheckpointId = 1;
   #lastTriggerMs: number | undefined;
@@ -232,6 +237,24 @@ export class CheckpointCoordinator {
    */
   suspendPeriodic(): void {
     this.#periodicSuspended = true;
+    this.#reschedule();
+  }
+
+  /**
+   * Holds periodic checkpoints (forced ones still run) until {@link releasePeriodic}: the job
+   * client holds them from a deployment until every task of it reported that it runs (Flink
+   * triggers only when all tasks are RUNNING). A periodic checkpoint already due by then is
+   * triggered at once; the interval still counts from {@link start}.
+   */
+  holdPeriodicUntilRunning(): void {
+    this.#periodicHeld = true;
+    this.#reschedule();
+  }
+
+  /** Ends {@link holdPeriodicUntilRunning}. */
+  releasePeriodic(): void {
+    if (!this.#periodicHeld) return;
+    this.#periodicHeld = false;
     this.#reschedule();
   }
 
@@ -358,7 +381,7 @@ export class CheckpointCoordinator {
       nowMs: this.#clock.now(),
       jobRunning: this.#running && this.#tasksToTrigger.length > 0 && this.#tasksToAck.length > 0,
       sourcesFinished: this.#sourcesFinished || allSourcesEnded(this.#tasksToTrigger, this.#inputEnded),
-      periodicSuspended: this.#periodicSuspended,
+      periodicSuspended: this.#periodicSuspended || (kind === 'periodic' && this.#periodicHeld),
       pendingCount: this.#pending.size,
       lastTriggerMs: this.#lastTriggerMs,
       lastCompletionMs: this.#lastCompletionMs,

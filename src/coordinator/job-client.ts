@@ -35,11 +35,18 @@ import { importJobModule, jobModuleUrl } from '../loader/job-module.js';
 import type { OperatorMetrics, TaskEvent } from '../protocol/task-deployment.js';
 import { createStateDir, removeStateDir } from '../state/lmdb/lmdb-state-dir.js';
 import { JobCheckpointing } from './job-checkpointing.js';
-import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
+import {
+  type CompletedCheckpointStats,
+  type FreshStartEvent,
+  JobWarning,
+  type RestoredEvent,
+} from './job-events.js';
 import { type JobOptions, type ResolvedJobOptions, resolveJobOptions } from './job-options.js';
 import { createRestartStrategy } from './restart-strategy.js';
 import { decideFailover } from './restore-planning.js';
 import { type DeployedTask, Execution, TaskPool } from './scheduler.js';
+
+export type { CompletedCheckpointStats, SubtaskCheckpointStats } from './job-events.js';
 
 /** Per-operator totals over all subtasks of the last attempt. */
 export interface OperatorSummary {
@@ -63,36 +70,6 @@ export interface JobMetrics {
    */
   readonly startupMs?: number;
   readonly operators: readonly OperatorSummary[];
-}
-
-/** Stats of one completed checkpoint. */
-export interface CompletedCheckpointStats {
-  readonly checkpointId: number;
-  readonly triggerTimestamp: number;
-  readonly durationMs: number;
-  readonly maxAlignmentDurationMs: number;
-  /**
-   * Some task's alignment exceeded `checkpointing.alignmentTimeout` (or followed an upstream
-   * task that did), so the checkpoint was taken unaligned there, with channel state.
-   */
-  readonly switchedToUnaligned: boolean;
-  readonly maxSyncDurationMs: number;
-  readonly maxAsyncDurationMs: number;
-  readonly bytes: number;
-  /** Per subtask, in acknowledgement order (the dashboard's detail on click). */
-  readonly subtasks: readonly SubtaskCheckpointStats[];
-}
-
-/** One subtask's part of a completed checkpoint. */
-export interface SubtaskCheckpointStats {
-  /** `vertexId/subtask`, as in {@link JobClient.subtaskMetrics}. */
-  readonly task: string;
-  readonly alignmentDurationMs: number;
-  /** This subtask took the checkpoint unaligned after its alignment timed out (or followed an upstream one). */
-  readonly switchedToUnaligned: boolean;
-  readonly syncDurationMs: number;
-  readonly asyncDurationMs: number;
-  readonly bytes: number;
 }
 
 /** A checkpoint that did not complete (the `checkpoint-failed` event). */
@@ -386,6 +363,7 @@ export class JobClient extends EventEmitter {
 
   async #run(): Promise<JobResult> {
     if (this.#cancelled) throw this.#cancelledError();
+    if (this.options.cluster) return this.#runClusterInstance();
     const checkpoints = this.options.checkpointing ? await JobCheckpointing.open(this) : null;
     this.#checkpointing = checkpoints;
     const restartStrategy = createRestartStrategy(this.options.restartStrategy);
@@ -486,6 +464,30 @@ export class JobClient extends EventEmitter {
       await checkpoints?.close();
       if (stateDir) removeStateDir(stateDir);
     }
+  }
+
+  /** This process's part of a job formed by several (src/cluster/cluster-job.ts); no restarts yet. */
+  async #runClusterInstance(): Promise<JobResult> {
+    const { runClusterInstance } = await import('../cluster/cluster-job.js');
+    const ended = await runClusterInstance(this, {
+      jobModule: this.#jobModule,
+      onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
+      onExecution: (execution) => {
+        this.#execution = execution;
+        if (this.#cancelled) void execution.cancel();
+      },
+    });
+    if (ended === null) throw this.#cancelledError();
+    this.#lastMetrics = ended.metrics;
+    this.#restarts = ended.restarts;
+    return {
+      status: 'finished',
+      sinks: this.#sinks,
+      restarts: this.#restarts,
+      checkpoints: this.#checkpoints,
+      metrics: this.metrics(),
+      plan: this.plan,
+    };
   }
 
   /**

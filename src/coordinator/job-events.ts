@@ -76,3 +76,33 @@ export class JobWarning extends Error {
     return this.details.kind;
   }
 }
+
+/** Stats of one completed checkpoint. */
+export interface CompletedCheckpointStats {
+  readonly checkpointId: number;
+  readonly triggerTimestamp: number;
+  readonly durationMs: number;
+  readonly maxAlignmentDurationMs: number;
+  /**
+   * Some task's alignment exceeded `checkpointing.alignmentTimeout` (or followed an upstream
+   * task that did), so the checkpoint was taken unaligned there, with channel state.
+   */
+  readonly switchedToUnaligned: boolean;
+  readonly maxSyncDurationMs: number;
+  readonly maxAsyncDurationMs: number;
+  readonly bytes: number;
+  /** Per subtask, in acknowledgement order (the dashboard's detail on click). */
+  readonly subtasks: readonly SubtaskCheckpointStats[];
+}
+
+/** One subtask's part of a completed checkpoint. */
+export interface SubtaskCheckpointStats {
+  /** `vertexId/subtask`, as in {@link JobClient.subtaskMetrics}. */
+  readonly task: string;
+  readonly alignmentDurationMs: number;
+  /** This subtask took the checkpoint unaligned after its alignment timed out (or followed an upstream one). */
+  readonly switchedToUnaligned: boolean;
+  readonly syncDurationMs: number;
+  readonly asyncDurationMs: number;
+  readonly bytes: number;
+}

@@ -15,6 +15,11 @@ import {
   DEFAULT_BUFFER_DEBLOAT,
 } from '../channels/buffer-debloater.js';
 import {
+  type ClusterJobOptions,
+  type ResolvedClusterJobOptions,
+  resolveClusterJobOptions,
+} from '../cluster/cluster-options.js';
+import {
   type DashboardOptions,
   type ResolvedDashboardOptions,
   resolveDashboardOptions,
@@ -158,6 +163,12 @@ export interface JobOptions {
    * in its attempt, before the operator's function sees the given record. Default none.
    */
   readonly faultInjection?: readonly InjectedFault[];
+  /**
+   * Run this process as one instance of a job formed by several processes over NATS (issue 17;
+   * src/cluster/cluster-job.ts). Needs exactly-once `checkpointing` with a directory every
+   * instance shares (`cluster.checkpointDir` or `checkpointing.dir`, the same path everywhere).
+   */
+  readonly cluster?: ClusterJobOptions;
 }
 
 /**
@@ -180,6 +191,7 @@ const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
   signal: true,
   logger: true,
   dashboard: true,
+  cluster: true,
   faultInjection: true,
 };
 
@@ -254,6 +266,8 @@ export interface ResolvedJobOptions {
   /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
   readonly logger: Logger | undefined;
   readonly dashboard: ResolvedDashboardOptions | null;
+  /** Null: a job of this process alone. `checkpointDir` is resolved (never undefined here). */
+  readonly cluster: (ResolvedClusterJobOptions & { readonly checkpointDir: string }) | null;
   readonly faultInjection: readonly InjectedFault[];
 }
 
@@ -415,7 +429,51 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
     logger: loggerOf(o.logger),
     dashboard: resolveDashboardOptions(o.dashboard),
     faultInjection: faultsOf(o.faultInjection),
+    cluster: clusterOf(o, checkpointing),
   };
+}
+
+/**
+ * The `cluster` option against the rest: a cluster job checkpoints exactly-once into a directory
+ * every instance shares; it restarts only when an instance dies (over the live ones), never by a
+ * restart strategy, and cannot restore from a checkpoint directory yet.
+ */
+function clusterOf(
+  o: JobOptions,
+  checkpointing: ResolvedJobOptions['checkpointing'],
+): ResolvedJobOptions['cluster'] {
+  if (o.cluster === undefined) return null;
+  const c = resolveClusterJobOptions(o.cluster);
+  if (checkpointing === null || checkpointing.mode !== 'exactly-once')
+    throw new InvalidOptionError(
+      'cluster',
+      "needs checkpointing: { mode: 'exactly-once', interval } (CLI: --checkpoint-interval MS): the instances agree on one checkpoint across the job",
+    );
+  const dir = c.checkpointDir ?? checkpointing.dir;
+  if (dir === undefined)
+    throw new InvalidOptionError(
+      'cluster.checkpointDir',
+      'is required (or checkpointing.dir; CLI --checkpoint-dir DIR): the same directory on every instance, which every instance can read and write',
+    );
+  if (
+    c.checkpointDir !== undefined &&
+    checkpointing.dir !== undefined &&
+    c.checkpointDir !== checkpointing.dir
+  )
+    throw new InvalidOptionError(
+      'cluster.checkpointDir',
+      `differs from checkpointing.dir (${JSON.stringify(c.checkpointDir)} vs ${JSON.stringify(checkpointing.dir)}): give one`,
+    );
+  if (o.restoreFrom !== undefined)
+    throw new InvalidOptionError('restoreFrom', 'a cluster job cannot restore yet (issue 17, step 4)');
+  if (o.restartStrategy !== undefined && o.restartStrategy.type !== 'none')
+    throw new InvalidOptionError(
+      'restartStrategy',
+      "not supported by a cluster job yet: it restarts over the live instances when one dies, and a task's own failure fails it on every instance (use { type: 'none' } or leave it out)",
+    );
+  if (checkpointing.incremental)
+    throw new InvalidOptionError('checkpointing.incremental', 'not supported by a cluster job yet');
+  return { ...c, checkpointDir: dir };
 }
 
 function faultsOf(faults: unknown): readonly InjectedFault[] {

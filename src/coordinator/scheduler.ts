@@ -20,6 +20,7 @@ import { Piscina } from 'piscina';
 import type { BufferDebloatOptions } from '../channels/buffer-debloater.js';
 import { Doorbell } from '../channels/doorbell.js';
 import { RingBuffer } from '../channels/ring-buffer.js';
+import type { Placement } from '../cluster/assignment.js';
 import { TaskFailureError, TaskStuckError } from '../errors.js';
 import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
@@ -29,6 +30,8 @@ import type {
   InputChannelDeployment,
   OperatorMetrics,
   OutputEdgeDeployment,
+  RemoteChannelDeployment,
+  RemoteEdgesDeployment,
   TaskCheckpointConfig,
   TaskControl,
   TaskDeployment,
@@ -69,7 +72,14 @@ export interface ExecutionOptions {
   readonly stuckTaskTimeout?: number;
   /** Failures to inject (JobOptions.faultInjection); absent: none. */
   readonly faultInjection?: readonly InjectedFault[];
+  /**
+   * Scale-out (src/cluster/cluster-job.ts): deploy only this member's share of the plan; a channel
+   * to or from another member is a remote flow on `remoteEdges`. Absent: every task, all rings.
+   */
+  readonly cluster?: { readonly placement: Placement; readonly remoteEdges: RemoteEdgesDeployment };
 }
+
+type ChannelEnd = SharedArrayBuffer | RemoteChannelDeployment;
 
 function createPiscina(
   size: number,
@@ -190,12 +200,25 @@ export type ExecutionOutcome =
 
 export type TaskEventListener = (task: DeployedTask, event: TaskEvent) => void;
 
-/** Allocates rings for every channel of the plan: key `edgeId:producer:consumer`. */
-function allocateRings(plan: ExecutionPlan, ringBytes: number): Map<string, SharedArrayBuffer> {
-  const rings = new Map<string, SharedArrayBuffer>();
+/**
+ * Allocates rings for every channel of the plan: key `edgeId:producer:consumer`. With a cluster
+ * placement: rings only for channels with both ends here, a remote flow for those with one end
+ * here, nothing for the others.
+ */
+function allocateRings(
+  plan: ExecutionPlan,
+  ringBytes: number,
+  placement?: Placement,
+): Map<string, ChannelEnd> {
+  const rings = new Map<string, ChannelEnd>();
   for (const edge of plan.edges) {
     for (const ch of channelsOfEdge(plan, edge)) {
-      rings.set(`${ch.edgeId}:${ch.producerSubtask}:${ch.consumerSubtask}`, RingBuffer.allocate(ringBytes));
+      const where = placement?.channel(ch, edge.targetVertexId, edge.sourceVertexId) ?? { kind: 'ring' };
+      if (where.kind === 'none') continue;
+      rings.set(
+        `${ch.edgeId}:${ch.producerSubtask}:${ch.consumerSubtask}`,
+        where.kind === 'ring' ? RingBuffer.allocate(ringBytes) : { remoteFlow: where.flow },
+      );
     }
   }
   return rings;
@@ -239,11 +262,14 @@ export class Execution {
     this.done = new Promise((resolve) => {
       this.#settle = resolve;
     });
-    const rings = allocateRings(plan, options.ringBytes);
+    const placement = options.cluster?.placement;
+    const rings = allocateRings(plan, options.ringBytes, placement);
     const doorbells = new Map<string, SharedArrayBuffer>();
     for (const v of plan.vertices) {
-      for (let s = 0; s < v.parallelism; s++)
-        doorbells.set(taskKey({ vertexId: v.vertexId, subtaskIndex: s }), Doorbell.allocate());
+      for (let s = 0; s < v.parallelism; s++) {
+        const key = taskKey({ vertexId: v.vertexId, subtaskIndex: s });
+        if (!placement || placement.isLocal(key)) doorbells.set(key, Doorbell.allocate());
+      }
     }
     const total = doorbells.size;
     if (options.pool && options.pool.size < total) {
@@ -307,6 +333,7 @@ export class Execution {
       for (let s = 0; s < vertex.parallelism; s++) {
         const id: TaskId = { vertexId: vertex.vertexId, subtaskIndex: s };
         const key = taskKey(id);
+        if (placement && !placement.isLocal(key)) continue;
         const control = new MessageChannel();
         const events = new MessageChannel();
         this.#ports.push(control.port1, events.port1);
@@ -351,6 +378,7 @@ export class Execution {
           inputs: this.#inputsOf(vertex, s, rings),
           outputs: this.#outputsOf(vertex, s, rings, doorbells),
           doorbell: doorbells.get(key)!,
+          ...(options.cluster ? { remoteEdges: options.cluster.remoteEdges } : {}),
           controlPort: control.port2,
           eventPort: events.port2,
           checkpointing: options.checkpointing,
@@ -394,11 +422,7 @@ export class Execution {
     });
   }
 
-  #inputsOf(
-    vertex: JobVertex,
-    subtask: number,
-    rings: Map<string, SharedArrayBuffer>,
-  ): InputChannelDeployment[] {
+  #inputsOf(vertex: JobVertex, subtask: number, rings: Map<string, ChannelEnd>): InputChannelDeployment[] {
     const inputs: InputChannelDeployment[] = [];
     for (const edgeId of vertex.inputEdges) {
       const edge = this.plan.edges.find((e) => e.edgeId === edgeId)!;
@@ -418,7 +442,7 @@ export class Execution {
   #outputsOf(
     vertex: JobVertex,
     subtask: number,
-    rings: Map<string, SharedArrayBuffer>,
+    rings: Map<string, ChannelEnd>,
     doorbells: Map<string, SharedArrayBuffer>,
   ): OutputEdgeDeployment[] {
     const outputs: OutputEdgeDeployment[] = [];
@@ -430,8 +454,11 @@ export class Execution {
       outputs.push({
         edgeId,
         rings: chans.map((c) => rings.get(`${edgeId}:${c.producerSubtask}:${c.consumerSubtask}`)!),
+        // A remote consumer has no doorbell here (its flow wakes it).
         doorbells: chans.map(
-          (c) => doorbells.get(taskKey({ vertexId: edge.targetVertexId, subtaskIndex: c.consumerSubtask }))!,
+          (c) =>
+            doorbells.get(taskKey({ vertexId: edge.targetVertexId, subtaskIndex: c.consumerSubtask })) ??
+            null,
         ),
       });
     }

@@ -35,14 +35,8 @@
 
 import { LogStorageError, WeirError } from '../errors.js';
 import { applyConditionally, PlanView } from './plan-view.js';
-import {
-  failed,
-  outcomeError,
-  type RelayUnit,
-  succeeded,
-  type WireOp,
-  type WireOutcome,
-} from './thread-relay.js';
+import { failed, outcomeError, succeeded, type WireOp, type WireOutcome } from './relay-wire.js';
+import type { RelayUnit } from './thread-relay.js';
 
 /** An operation planned on a view: returns its result, having written its ops into the view. */
 export type PlanFunction<R> = (view: PlanView) => R;

@@ -36,14 +36,8 @@ import {
 import type { Durability } from './log-options.js';
 import { LogRecordCodec } from './log-record-codec.js';
 import { LogWakeup } from './log-wakeup.js';
-import {
-  RELAY_WORDS_BYTES,
-  type RelayAck,
-  type RelayUnit,
-  ThreadRelay,
-  type WireOp,
-  type WireOutcome,
-} from './thread-relay.js';
+import type { WireOp, WireOutcome } from './relay-wire.js';
+import { RELAY_WORDS_BYTES, type RelayAck, type RelayUnit, ThreadRelay } from './thread-relay.js';
 import { Topic } from './topic.js';
 
 /** How a handle writes (see `LogOptions`); validated by `openLog`. */
@@ -53,6 +47,7 @@ export interface LogCoreSettings {
   readonly lingerMs: number;
   readonly maxBatchRecords: number;
   readonly pollMs: number;
+  readonly committerTimeoutMs: number;
 }
 
 type Key = (string | number)[];
@@ -78,6 +73,11 @@ export class LogCore {
   readonly #group: GroupCommit;
   /** Cross-thread group commit (`thread-relay.ts`): the process's committer, or a follower. */
   readonly #relay: ThreadRelay;
+
+  /** @internal For tests (counters, fault injection). */
+  get relay(): ThreadRelay {
+    return this.#relay;
+  }
   /** Committer side: topics of the operations other threads sent, by name and id. */
   readonly #wireTopics = new Map<string, Topic>();
   /** Set once by `close()`; every operation checks it first. */
@@ -105,6 +105,7 @@ export class LogCore {
     this.#relay = new ThreadRelay({
       dir,
       realDir: realpathSync(dir),
+      committerTimeoutMs: settings.committerTimeoutMs,
       word: new Int32Array(userSharedBuffer(root, 'weir-log-relay-v2', RELAY_WORDS_BYTES)),
       submitUnit: (unit, ops) => this.#submitUnit(unit, ops),
       fence: async (generation, epoch) => {

@@ -45,6 +45,16 @@ export interface LogOptions {
    */
   readonly maxBatchRecords?: number;
   /**
+   * Threads of one process: how long this handle, waiting for the answer of the thread that
+   * commits for the process (`thread-relay.ts`), lets that committer's heartbeat stand still
+   * before it takes over, in ms (default 2000; an integer from 200 to 600000). A take-over is
+   * safe either way (an append is never lost, doubled or acknowledged before it is durable); a
+   * shorter delay ends the stall of appends after a worker thread dies sooner, but a committer
+   * whose event loop is blocked for longer than this (a long synchronous task on its thread) is
+   * taken for dead and costs one fenced group.
+   */
+  readonly committerTimeoutMs?: number;
+  /**
    * `tail` and `sources.log`: how often a caught-up reader checks for records appended by
    * other processes, in ms (default 50). Appends from this process wake readers at once.
    */

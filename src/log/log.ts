@@ -27,12 +27,15 @@ import {
   type LogOptions,
   type TopicOptions,
 } from './log-options.js';
+import { DEFAULT_COMMITTER_TIMEOUT_MS, MIN_COMMITTER_TIMEOUT_MS } from './thread-relay.js';
 import { Topic } from './topic.js';
 
 /** Default of `LogOptions.maxBatchRecords`. */
 export const DEFAULT_MAX_BATCH_RECORDS = 65_536;
 /** Default of `LogOptions.pollMs`. */
 export const DEFAULT_POLL_MS = 50;
+/** Largest `LogOptions.committerTimeoutMs` (10 minutes: appends stall that long after a thread dies). */
+export const MAX_COMMITTER_TIMEOUT_MS = 600_000;
 
 export class Log {
   readonly #core: LogCore;
@@ -128,6 +131,22 @@ export class Log {
     return this.#core.relayedOps;
   }
 
+  /**
+   * @internal For tests: appends of this handle that a take-over resolved from the acknowledgement
+   * the dead committer wrote with them (committed, never answered: `thread-relay.ts`).
+   */
+  appendsResolvedFromAck(): number {
+    return this.#core.relay.resolvedFromAck;
+  }
+
+  /**
+   * @internal Fault injection for tests: on the process's committer handle, `hook` runs after a
+   * group holding other threads' appends committed and before they are answered.
+   */
+  injectBeforeRelayAnswer(hook: (() => void) | undefined): void {
+    this.#core.relay.beforeAnswer = hook;
+  }
+
   /** Names of every topic, sorted. */
   topics(): string[] {
     this.#core.freshSnapshot();
@@ -176,8 +195,12 @@ export function openLog(dir: string, options?: LogOptions): Log {
       : checkPositiveInteger(o.maxBatchRecords, 'openLog(options.maxBatchRecords)');
   const pollMs =
     o.pollMs === undefined ? DEFAULT_POLL_MS : checkPositiveInteger(o.pollMs, 'openLog(options.pollMs)');
+  const committerTimeoutMs =
+    o.committerTimeoutMs === undefined
+      ? DEFAULT_COMMITTER_TIMEOUT_MS
+      : checkCommitterTimeout(o.committerTimeoutMs);
   for (const k of Object.keys(o)) {
-    if (!['clock', 'durability', 'lingerMs', 'maxBatchRecords', 'pollMs'].includes(k)) {
+    if (!['clock', 'durability', 'lingerMs', 'maxBatchRecords', 'pollMs', 'committerTimeoutMs'].includes(k)) {
       throw new InvalidOptionError('openLog(options)', `unknown option ${describe(k)}`);
     }
   }
@@ -188,8 +211,24 @@ export function openLog(dir: string, options?: LogOptions): Log {
       lingerMs,
       maxBatchRecords,
       pollMs,
+      committerTimeoutMs,
     }),
   );
+}
+
+function checkCommitterTimeout(value: unknown): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < MIN_COMMITTER_TIMEOUT_MS ||
+    value > MAX_COMMITTER_TIMEOUT_MS
+  ) {
+    throw new InvalidOptionError(
+      'openLog(options.committerTimeoutMs)',
+      `must be an integer from ${MIN_COMMITTER_TIMEOUT_MS} to ${MAX_COMMITTER_TIMEOUT_MS} (ms), got ${describe(value)}`,
+    );
+  }
+  return value;
 }
 
 /** Whether opening with these options changes the stored topic (or must fail on a mismatch). */

@@ -16,8 +16,8 @@
  * inside a synchronous write transaction, the snapshot is the transaction itself and the
  * conditions hold trivially.
  *
- * Cost: one Map lookup per read on top of the LMDB read; the overlay holds one entry per key
- * written by the group.
+ * Cost: one Map lookup per read; an entry is read (and decoded) from LMDB once per group; the
+ * overlay holds one entry per key written by the group, and the group writes each key once.
  */
 
 import type { Database } from 'lmdb';
@@ -47,8 +47,13 @@ export interface VersionedEntry<V> {
   readonly version: number | null;
 }
 
-const REMOVED = Symbol('removed');
-type Overlaid = { readonly value: unknown; readonly version: number | null } | typeof REMOVED;
+/** A key the group wrote: its last value (or removal) and the index of its one op in `ops`. */
+type Overlaid = {
+  readonly value: unknown;
+  readonly version: number | null;
+  readonly removed: boolean;
+  readonly index: number;
+};
 
 export class PlanView {
   /** Conditions of the whole group, at most one per (database, key). */
@@ -61,13 +66,25 @@ export class PlanView {
    */
   readonly #overlay = new Map<Database<any, any>, Map<string, Overlaid>>();
   readonly #required = new Map<Database<any, any>, Set<string>>();
+  /**
+   * Entries read from the snapshot, decoded once per group: the snapshot does not change while
+   * the group is planned, and the appends of a group read the same few metadata entries (topic,
+   * partitions) over and over. Values are shared: planners never mutate what they read.
+   */
+  readonly #read = new Map<Database<any, any>, Map<string, VersionedEntry<unknown> | undefined>>();
 
   /** The entry as the group sees it: written earlier in the group, else from the snapshot. */
   getEntry<V>(db: Database<any, any>, key: Key | string): VersionedEntry<V> | undefined {
-    const o = this.#overlay.get(db)?.get(keyString(key));
-    if (o !== undefined) return o === REMOVED ? undefined : (o as VersionedEntry<V>);
+    const k = keyString(key);
+    const o = this.#overlay.get(db)?.get(k);
+    if (o !== undefined) return o.removed ? undefined : (o as unknown as VersionedEntry<V>);
+    let read = this.#read.get(db);
+    if (read === undefined) this.#read.set(db, (read = new Map()));
+    if (read.has(k)) return read.get(k) as VersionedEntry<V> | undefined;
     const entry = db.getEntry(key);
-    return entry === undefined ? undefined : { value: entry.value as V, version: entry.version ?? 0 };
+    const seen = entry === undefined ? undefined : { value: entry.value as V, version: entry.version ?? 0 };
+    read.set(k, seen);
+    return seen;
   }
 
   get<V>(db: Database<any, any>, key: Key | string): V | undefined {
@@ -76,14 +93,14 @@ export class PlanView {
 
   exists(db: Database<any, any>, key: Key | string): boolean {
     const o = this.#overlay.get(db)?.get(keyString(key));
-    if (o !== undefined) return o !== REMOVED;
+    if (o !== undefined) return !o.removed;
     return db.doesExist(key);
   }
 
   /** A binary value without a copy (snapshot values are only valid until the snapshot renews). */
   getBinary(db: Database<any, any>, key: Key): Uint8Array | undefined {
     const o = this.#overlay.get(db)?.get(keyString(key));
-    if (o !== undefined) return o === REMOVED ? undefined : (o.value as Uint8Array);
+    if (o !== undefined) return o.removed ? undefined : (o.value as Uint8Array);
     return db.getBinaryFast(key);
   }
 
@@ -101,11 +118,15 @@ export class PlanView {
     this.conditions.push({ db, key, version });
   }
 
+  /**
+   * Writes `key`. A key the group wrote before keeps one op, at its first write's place, with
+   * the last value: the appends of a group to one partition write its metadata once, not once
+   * per append (LMDB keeps only the last write of a key in a transaction anyway).
+   */
   put(db: Database<any, any>, key: Key | string, value: unknown, version?: number): void {
-    this.ops.push(
-      version === undefined ? { kind: 'put', db, key, value } : { kind: 'put', db, key, value, version },
-    );
-    this.#layer(db).set(keyString(key), { value, version: version ?? null });
+    const op: PlanOp =
+      version === undefined ? { kind: 'put', db, key, value } : { kind: 'put', db, key, value, version };
+    this.#write(db, key, op, value, version ?? null, false);
   }
 
   /**
@@ -117,14 +138,28 @@ export class PlanView {
   }
 
   remove(db: Database<any, any>, key: Key | string): void {
-    this.ops.push({ kind: 'remove', db, key });
-    this.#layer(db).set(keyString(key), REMOVED);
+    this.#write(db, key, { kind: 'remove', db, key }, undefined, null, true);
   }
 
-  #layer(db: Database<any, any>): Map<string, Overlaid> {
+  #write(
+    db: Database<any, any>,
+    key: Key | string,
+    op: PlanOp,
+    value: unknown,
+    version: number | null,
+    removed: boolean,
+  ): void {
     let layer = this.#overlay.get(db);
     if (layer === undefined) this.#overlay.set(db, (layer = new Map()));
-    return layer;
+    const k = keyString(key);
+    const earlier = layer.get(k);
+    let index: number;
+    if (earlier === undefined) index = this.ops.push(op) - 1;
+    else {
+      index = earlier.index;
+      this.ops[index] = op;
+    }
+    layer.set(k, { value, version, removed, index });
   }
 }
 

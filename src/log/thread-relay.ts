@@ -27,7 +27,8 @@
  *
  * A committer that stops answering (its worker thread terminated or exited without closing the
  * log, or its event loop stalled): a follower waiting for an answer while the heartbeat of the
- * epoch it sent to has not moved for {@link DEAD_MS} takes over, in this order:
+ * epoch it sent to has not moved for `committerTimeoutMs` (an `openLog` option, default
+ * {@link DEFAULT_COMMITTER_TIMEOUT_MS}) takes over, in this order:
  * 1. it claims the role in the shared word for the next epoch (if nobody else did);
  * 2. it FENCES the old epoch: one durable write of the key `['f', generation, epoch]`. Every group
  *    a committer writes that holds followers' operations is conditional on its epoch's fence key
@@ -43,32 +44,23 @@
  *    LogStorageError.
  * A false alarm (a stalled but live committer) costs one fenced group, nothing else.
  *
+ * One file of ~435 lines on purpose: the roles, the shared words, retire and the take-over are one
+ * protocol whose safety argument (never lost, never doubled, never resolved before durable) runs
+ * across all of them; the wire vocabulary is in `relay-wire.ts`, and the group commit side of the
+ * protocol (units, fence condition, acknowledgement) in `group-commit.ts` and `log-core.ts`.
+ *
  * Transport: a BroadcastChannel named after the directory's real path (requests and answers; a
  * follower ignores answers meant for others), ref'd only while a follower waits for an answer.
- * Cost per follower group: one structured-clone copy of its encoded records each way of a post, and
- * in the committer's transaction one small acknowledgement entry.
+ * Cost per follower group: its encoded records packed into one buffer (one copy) and cloned once
+ * per receiving handle (a BroadcastChannel delivers to every handle on the directory); the answers
+ * of one committed group go out in one message; in the committer's transaction one small
+ * acknowledgement entry per follower.
  */
 
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
-import { InvalidOptionError, LogStorageError, type WeirError } from '../errors.js';
-import type { PreparedAppend } from './topic.js';
-
-/** An asynchronous log operation as data (what a follower sends). */
-export type WireOp =
-  | {
-      readonly kind: 'append';
-      readonly topic: string;
-      readonly topicId: number;
-      readonly prepared: PreparedAppend;
-      readonly tx: { readonly transactionId: string; readonly writer: string } | null;
-    }
-  | { readonly kind: 'retention'; readonly topic: string; readonly topicId: number };
-
-/** One operation's outcome, as sent back. */
-export type WireOutcome =
-  | { readonly ok: true; readonly result: unknown }
-  | { readonly ok: false; readonly name: string; readonly message: string; readonly option?: string };
+import { LogStorageError } from '../errors.js';
+import { type PackedOp, packOp, unpackOp, type WireOp, type WireOutcome } from './relay-wire.js';
 
 /** One follower request as the committer queues it: its operations are planned in one group. */
 export interface RelayUnit {
@@ -88,7 +80,7 @@ interface Request {
   readonly epoch: number;
   readonly from: string;
   readonly id: number;
-  readonly ops: WireOp[];
+  readonly ops: PackedOp[];
 }
 
 interface Retired {
@@ -98,8 +90,13 @@ interface Retired {
   readonly taken: string[];
 }
 
+/** The answers to every request a committed group held: one post per group, not per request. */
 interface Answer {
   readonly kind: 'ans';
+  readonly answers: readonly AnswerTo[];
+}
+
+interface AnswerTo {
   readonly to: string;
   readonly id: number;
   /** `null`: not committed (the committer was fenced); the follower commits the group itself. */
@@ -110,8 +107,16 @@ const FLAG = 1 << 30;
 const EPOCH_MASK = FLAG - 1;
 /** The committer bumps its heartbeat this often (ms). */
 export const BEAT_MS = 100;
-/** A follower takes over after the heartbeat of the epoch it waits on stood still this long (ms). */
-export const DEAD_MS = 2000;
+/**
+ * Default of `LogOptions.committerTimeoutMs`: a follower takes over after the heartbeat of the
+ * epoch it waits on stood still this long (ms).
+ */
+export const DEFAULT_COMMITTER_TIMEOUT_MS = 2000;
+/**
+ * Smallest `committerTimeoutMs`: two heartbeats, so that one late timer tick of a live committer
+ * is not taken for its death (a false alarm is safe, but costs a fenced group).
+ */
+export const MIN_COMMITTER_TIMEOUT_MS = 2 * BEAT_MS;
 /** Bytes of the shared buffer (four 32-bit words, see the file comment). */
 export const RELAY_WORDS_BYTES = 16;
 
@@ -120,6 +125,8 @@ export interface RelayHost {
   /** The environment-wide shared words (Int32Array of length 4). */
   readonly word: Int32Array;
   readonly realDir: string;
+  /** Follower: take over after the committer's heartbeat stood still this long (ms). */
+  readonly committerTimeoutMs: number;
   /** Committer side: queues a follower's request as one unit; null when fenced (not committed). */
   readonly submitUnit: (unit: RelayUnit, ops: WireOp[]) => Promise<WireOutcome[] | null>;
   /** Follower taking over: durably writes the fence of `epoch` of `generation`. */
@@ -152,6 +159,9 @@ export class ThreadRelay {
   readonly #taken = new Set<string>();
   /** Committer: answers being prepared (close waits for them to be posted). */
   readonly #answering = new Set<Promise<void>>();
+  /** Committer: answers to post together at the end of this microtask turn, and that post. */
+  #outbox: AnswerTo[] = [];
+  #posted: Promise<void> | undefined;
   #nextRequest = 0;
   /** Whether this handle ever sent a request (then it has an acknowledgement entry to remove). */
   #sent = false;
@@ -173,6 +183,14 @@ export class ThreadRelay {
 
   /** Committer: operations received from other handles so far (for tests and benches). */
   relayedOps = 0;
+  /** Follower: requests resolved from the acknowledgement after a take-over (tests). */
+  resolvedFromAck = 0;
+  /**
+   * Committer, fault injection for tests: called after a follower's request committed and
+   * before its answer is posted (a hook that ends the thread leaves the request committed and
+   * unanswered: the case the acknowledgement entry exists for).
+   */
+  beforeAnswer: (() => void) | undefined;
 
   /** Whether this handle commits for the others. */
   get committer(): boolean {
@@ -206,7 +224,7 @@ export class ThreadRelay {
       this.#channel.ref();
       this.#watch();
     }
-    const request: Request = { kind: 'req', epoch, from: this.#id, id, ops };
+    const request: Request = { kind: 'req', epoch, from: this.#id, id, ops: ops.map(packOp) };
     this.#channel.postMessage(request);
     return answered;
   }
@@ -274,7 +292,9 @@ export class ThreadRelay {
 
   #receive(message: Request | Answer | Retired): void {
     if (message.kind === 'ans') {
-      if (message.to === this.#id) this.#settle(message.id, message.outcomes);
+      for (const answer of message.answers) {
+        if (answer.to === this.#id) this.#settle(answer.id, answer.outcomes);
+      }
     } else if (message.kind === 'retired') {
       for (const [id, waiting] of [...this.#waiting]) {
         if (waiting.epoch === message.epoch && !message.taken.includes(`${this.#id}:${id}`)) {
@@ -287,14 +307,37 @@ export class ThreadRelay {
       this.#taken.add(key);
       this.relayedOps += message.ops.length;
       const unit: RelayUnit = { from: message.from, id: message.id, epoch: message.epoch };
-      const answering = this.#host.submitUnit(unit, message.ops).then((outcomes) => {
-        const answer: Answer = { kind: 'ans', to: message.from, id: message.id, outcomes };
-        this.#channel.postMessage(answer);
-        this.#taken.delete(key);
-        this.#answering.delete(answering);
-      });
+      const answering = this.#host
+        .submitUnit(unit, message.ops.map(unpackOp))
+        .then((outcomes) => {
+          if (outcomes !== null) this.beforeAnswer?.();
+          return this.#answer({ to: message.from, id: message.id, outcomes });
+        })
+        .then(() => {
+          this.#taken.delete(key);
+          this.#answering.delete(answering);
+        });
       this.#answering.add(answering);
     }
+  }
+
+  /**
+   * Queues an answer; resolves once it is posted. The units of one group settle in one loop
+   * (`group-commit.ts`), so their answers are all queued before the microtask that posts them:
+   * one message per group, which every other handle on the channel receives once.
+   */
+  #answer(answer: AnswerTo): Promise<void> {
+    this.#outbox.push(answer);
+    this.#posted ??= new Promise<void>((posted) =>
+      queueMicrotask(() => {
+        const message: Answer = { kind: 'ans', answers: this.#outbox };
+        this.#outbox = [];
+        this.#posted = undefined;
+        this.#channel.postMessage(message);
+        posted();
+      }),
+    );
+    return this.#posted;
   }
 
   #settle(id: number, outcomes: WireOutcome[] | null, error?: unknown): void {
@@ -340,7 +383,7 @@ export class ThreadRelay {
       this.#progress = { key, at: now };
       return;
     }
-    if (!fenced && now - (this.#progress?.at ?? now) < DEAD_MS) return;
+    if (!fenced && now - (this.#progress?.at ?? now) < this.#host.committerTimeoutMs) return;
     this.#takingOver = true;
     void this.#takeOver(epoch, fenced).finally(() => {
       this.#takingOver = false;
@@ -370,7 +413,9 @@ export class ThreadRelay {
     for (const [id, waiting] of [...this.#waiting]) {
       if (waiting.epoch !== epoch) continue;
       // Committed before the fence (durable: the fence committed after it), or never.
-      this.#settle(id, ack !== undefined && ack.id === id ? ack.outcomes : null);
+      const committed = ack !== undefined && ack.id === id;
+      if (committed) this.resolvedFromAck++;
+      this.#settle(id, committed ? ack.outcomes : null);
     }
   }
 }
@@ -383,28 +428,4 @@ function generationOf(word: Int32Array): string {
     }
   }
   return `${Atomics.load(word, 2).toString(16)}-${Atomics.load(word, 3).toString(16)}`;
-}
-
-export function succeeded(result: unknown): WireOutcome {
-  return { ok: true, result };
-}
-
-export function failed(error: unknown): WireOutcome {
-  if (error instanceof InvalidOptionError) {
-    return { ok: false, name: error.name, message: error.message, option: error.option };
-  }
-  const e = error instanceof Error ? error : new Error(String(error));
-  return { ok: false, name: e.name, message: e.message };
-}
-
-/** A follower's view of a failed outcome: the committer's typed error, rebuilt. */
-export function outcomeError(outcome: WireOutcome & { ok: false }, dir: string): WeirError {
-  if (outcome.name === 'InvalidOptionError' && outcome.option !== undefined) {
-    const prefix = `invalid option ${outcome.option}: `;
-    const detail = outcome.message.startsWith(prefix)
-      ? outcome.message.slice(prefix.length)
-      : outcome.message;
-    return new InvalidOptionError(outcome.option, detail);
-  }
-  return new LogStorageError(`log ${dir}: the committer thread failed the append: ${outcome.message}`);
 }

@@ -26,7 +26,7 @@
  * (plus one more per conflict with another handle); a synchronous append is one transaction.
  * Reads are synchronous memory-mapped range scans, O(records returned).
  *
- * One file of ~610 lines on purpose: both write paths run the same planners, and the planners
+ * One file of ~640 lines on purpose: both write paths run the same planners, and the planners
  * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
  * windows, entry versions); splitting them would spread one invariant over several files.
  */
@@ -60,8 +60,11 @@ import {
   routeRecords,
 } from './partition-routing.js';
 import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
+import type { PreparedAppend, WireOp } from './relay-wire.js';
+
+export type { PreparedAppend } from './relay-wire.js';
+
 import { hasRetention, retentionDeletesHead } from './retention.js';
-import type { WireOp } from './thread-relay.js';
 import { TopicTail } from './topic-tail.js';
 
 /** One record read back. */
@@ -94,17 +97,6 @@ export type TransactionalAppendResult =
   | AppendResult
   /** A transaction with this id (and writer) was already appended; nothing was written. */
   | { readonly state: 'duplicate'; readonly transactionId: string };
-
-/**
- * Records encoded and routed, ready for a write transaction. Plain data (survives msgpack), so a
- * transactional sink can keep a sealed batch in its checkpoint and commit it after a restore.
- */
-export interface PreparedAppend {
-  /** Stored values (header + msgpack), one per record. */
-  readonly values: Uint8Array[];
-  /** Partition per record, or null for round-robin (decided inside the transaction). */
-  readonly routed: number[] | null;
-}
 
 interface PreparedTransaction {
   readonly transactionId: string;

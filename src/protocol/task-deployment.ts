@@ -16,7 +16,7 @@ import type { ChannelStateChunkRef } from './snapshot-chunks.js';
 
 /**
  * A channel whose other end is a subtask in another process: one remote-edge flow over NATS
- * (src/cluster/remote-edge-*.ts) instead of a ring. Internal: nothing public deploys these yet.
+ * (src/cluster/remote-edge-*.ts) instead of a ring. Deployed by cluster jobs (src/cluster/cluster-job.ts).
  */
 export interface RemoteChannelDeployment {
   /** The flow's name (one NATS token), the same at both ends; unique per run attempt. */

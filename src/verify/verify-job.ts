@@ -17,6 +17,12 @@
  *
  * I/O at the edge: the comparison, the schedule and the causes are pure (`output-multiset.ts`,
  * `failure-schedule.ts`, `likely-causes.ts`).
+ *
+ * Why one file: what is left is one procedure (options, reference runs, failure run, verdict)
+ * whose steps share one bracket: a run's output is what each sink reader reads after it minus what
+ * it read before, in the same sink order, so the readers, the reference run, the failure run's
+ * segments (in this process or in children) and the report types that carry their results must
+ * agree on it; the child process's side is in child-run.ts and verify-child.ts.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';

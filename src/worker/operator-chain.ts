@@ -22,14 +22,11 @@ import { KeyedProcessOperator, KeyedReduceOperator } from './operators/keyed-ope
 import { FilterOperator, FlatMapOperator, MapOperator } from './operators/one-input-operators.js';
 import { SinkOperator } from './operators/sink-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
-import {
-  CountingOutput,
-  type Output,
-  type StreamOperator,
-  type WatermarkOutput,
-} from './operators/stream-operator.js';
+import type { Output, StreamOperator, WatermarkOutput } from './operators/stream-operator.js';
 import { TimestampsAndWatermarksOperator } from './operators/timestamps-and-watermarks-operator.js';
 import { WindowOperator } from './operators/window-operator.js';
+import { CountingOutput } from './outputs/counting-output.js';
+import { FanOutput, FanWatermarkOutput } from './outputs/fan-output.js';
 import { CommittingSinkOperator } from './sink/committing-sink-operator.js';
 import type { TaskTime } from './timers/task-time.js';
 
@@ -53,20 +50,6 @@ export interface ChainEnvironment {
   readonly faults?: readonly InjectedFault[];
   /** The job's logger for one operator's connector code (records carry `operator`); absent: none. */
   logger?(operatorName: string): Logger;
-}
-
-class FanWatermarkOutput implements WatermarkOutput {
-  constructor(readonly targets: readonly WatermarkOutput[]) {}
-  emitWatermark(timestamp: number): void {
-    for (const t of this.targets) t.emitWatermark(timestamp);
-  }
-}
-
-class FanOutput implements Output {
-  constructor(readonly targets: readonly Output[]) {}
-  collect(value: unknown): void {
-    for (const t of this.targets) t.collect(value);
-  }
 }
 
 export class OperatorChain {

@@ -17,15 +17,17 @@
  * FLIP-147), until the coordinator's final checkpoint has completed, so two-phase-commit sinks
  * commit their last transaction; then it exits.
  *
- * This file is long because the loop, its control commands and the snapshot path share the
- * task's state; each piece is small.
+ * The snapshot path (operator snapshots, channel state, storage writes, acknowledge or decline)
+ * is the {@link SubtaskCheckpointer}'s (subtask-checkpointer.ts); this file holds the loop, its
+ * command queue and the waits, which share the loop's state (commands, wake-up, time meter). It is
+ * over 400 lines because the three loops (source, inputs, async operators) and the waits they
+ * share read best side by side: each serves commands at the same points.
  */
 
 import type { MessagePort } from 'node:worker_threads';
 import { consoleLogger, type Logger } from '../api/logger.js';
-import type { CheckpointBarrier, CheckpointType, ControlFrame, Frame } from '../channels/frame.js';
-import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
-import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
+import type { CheckpointBarrier, CheckpointType, ControlFrame } from '../channels/frame.js';
+import type { CheckpointFailureReason } from '../errors.js';
 import type {
   OperatorMetrics,
   TaskCheckpointConfig,
@@ -33,17 +35,18 @@ import type {
   TaskEvent,
   TaskLoadMetrics,
 } from '../protocol/task-deployment.js';
-import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import { assertNever } from '../util/assert-never.js';
 import type { AbortOrigin, BarrierHandlerActions } from './barrier/barrier-handler.js';
 import type { BusyMarker } from './busy-marker.js';
-import type { ChannelStateBatch, ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
+import type { ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
 import type { ReplayBatch } from './channel-state/channel-state-replay.js';
 import type { OperatorChain } from './operator-chain.js';
 import type { AsyncWaitOperator } from './operators/async-wait-operator.js';
 import { SourceOperator } from './operators/source-operator.js';
-import type { OperatorSnapshot } from './operators/stream-operator.js';
+import type { StreamOperator } from './operators/stream-operator.js';
 import type { TaskSnapshotStorage } from './snapshot-storage.js';
+import { type AlignmentOutcome, NO_ALIGNMENT, SubtaskCheckpointer } from './subtask-checkpointer.js';
+import type { TaskBarrierHandler, TaskInputGate, TaskOutputChannel } from './task-endpoints.js';
 import { TaskTimeMeter } from './task-time-meter.js';
 import type { TaskTime } from './timers/task-time.js';
 import { WatermarkValve } from './timers/watermark-valve.js';
@@ -51,6 +54,14 @@ import { Wakeup } from './wakeup.js';
 
 /** Longest stretch of busy processing between two yields to the event loop (control latency). */
 export const YIELD_EVERY_MS = 2;
+/**
+ * The same while a snapshot's keyed state is being serialized: serialization runs in slices
+ * between the loop's yields (one slice per turn), so at 2 ms a busy task gave it a third of the
+ * thread and a 50 k-key snapshot took ~10 turns of the loop, i.e. most of a checkpoint's duration
+ * under backpressure (issue 14). At this pace it gets most of the thread until it is encoded
+ * (not while the chunks are written: the loop then goes back to 2 ms).
+ */
+export const SNAPSHOT_YIELD_EVERY_MS = 0.2;
 /** Longest park while waiting for an async operator (a settled request wakes the loop earlier). */
 export const ASYNC_PARK_MAX_MS = 1000;
 /** Records a source emits per poll. */
@@ -61,82 +72,6 @@ export const SOURCE_BATCH = 256;
  * thread that {@link StreamTask} cannot see. ~20 turns a second cost nothing measurable.
  */
 export const BLOCKING_PARK_MAX_MS = 50;
-
-/** What the task needs from its input gate (src/channels). */
-export interface TaskInputGate {
-  pollNext(): {
-    readonly channelIndex: number;
-    readonly frame: Frame;
-    /** Record batches an overtaking barrier passed (input-gate.ts GateFrame). */
-    readonly overtaken?: readonly (readonly unknown[])[];
-  } | null;
-  block(channelIndex: number): void;
-  unblock(channelIndex: number): void;
-  readonly allEnded: boolean;
-  /** Parks until a channel has something, `wake()`, or `timeoutMs` elapsed. */
-  waitAsync(timeoutMs?: number): Promise<void>;
-  /**
-   * Like {@link waitAsync} but blocking the thread (Atomics.wait), and returning at once while a
-   * control message is flagged. Optional: a gate without it always parks asynchronously.
-   */
-  waitSync?(timeoutMs?: number): boolean;
-  /** Whether a control message was flagged since the last call (clears the flag). With waitSync. */
-  takeControl?(): boolean;
-  /**
-   * False when a channel is filled by this thread's event loop (a remote edge), which a blocking
-   * park would hold still: the task then always parks asynchronously. Absent: true.
-   */
-  readonly mayParkBlocking?: boolean;
-  wake(): void;
-  close(): void;
-  /** Buffer debloating: on when non-null (optional: test gates leave it out). */
-  readonly debloat?: unknown;
-  /** Ring limits the gate published (buffer debloating). */
-  readonly debloatStats?: { readonly published: number };
-  /** Share in use of the fullest input ring, read for metrics; absent: not reported. */
-  fillRatio?(): number;
-}
-
-/** What the task needs from each output channel (src/channels). */
-export interface TaskOutputChannel {
-  writeControl(frame: ControlFrame): void;
-  /** Publishes what is batched; true when nothing is left pending. */
-  flush(): boolean;
-  readonly backlogged: boolean;
-  waitForCapacity(): Promise<void>;
-  /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
-  interruptWait?(): void;
-  /**
-   * Unaligned checkpoints: writes a barrier that overtakes what the channel holds (channel-writer.ts);
-   * absent: the barrier is written in band.
-   */
-  writeOvertakingBarrier?(barrier: CheckpointBarrier): boolean;
-  close(): void;
-  /** Share of the ring in use (1 while backlogged), read for metrics; absent: not reported. */
-  readonly fillRatio?: number;
-}
-
-/** Routes control frames to the aligning or tracking handler (src/worker/barrier). */
-export interface TaskBarrierHandler {
-  onBarrier(channelIndex: number, barrier: CheckpointBarrier): void;
-  onCancelMarker(channelIndex: number, checkpointId: number): void;
-  onEndOfPartition(channelIndex: number): void;
-  /**
-   * Alignment timeout (alternating-barrier-handler.ts): ms until the alignment in progress times
-   * out, Infinity when none; the loop parks no longer, and then calls {@link onAlignmentTimer}.
-   */
-  msUntilAlignmentTimeout?(): number;
-  onAlignmentTimer?(): void;
-}
-
-/** What the barrier handler measured about a checkpoint's alignment at this task. */
-interface AlignmentOutcome {
-  readonly alignmentDurationMs: number;
-  readonly switchedToUnaligned?: boolean;
-}
-
-/** A checkpoint triggered directly (a source, an ended task): nothing was aligned. */
-const NO_ALIGNMENT: AlignmentOutcome = { alignmentDurationMs: 0 };
 
 type Command =
   | {
@@ -202,16 +137,10 @@ export class StreamTask implements BarrierHandlerActions {
   #lastCompleted = -1;
   /** Id of the checkpoint taken directly after end of input (the final one), once taken. */
   #finalCheckpointId: number | null = null;
-  /**
-   * Highest checkpoint id this task snapshotted or aborted; -1 before any. After end of input the
-   * coordinator may trigger a checkpoint the task already took through a barrier (it cannot tell
-   * whether the barrier got here before the end): such a trigger is ignored.
-   */
-  #latestCheckpointId = -1;
+  /** The snapshot path: sync and async parts, acknowledge and decline. */
+  readonly #checkpointer: SubtaskCheckpointer;
   /** Id of the last checkpoint the barrier handler triggered; -1 before any. Tells the loop a timer switched. */
   #latestTriggered = -1;
-  /** Async snapshot parts still running; the task waits for them before it exits. */
-  readonly #asyncParts = new Set<Promise<void>>();
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
   #watermark = -Infinity;
   readonly #valve: WatermarkValve | null;
@@ -223,6 +152,16 @@ export class StreamTask implements BarrierHandlerActions {
   constructor(options: StreamTaskOptions) {
     this.#o = options;
     this.#source = options.chain.head instanceof SourceOperator ? options.chain.head : null;
+    this.#checkpointer = new SubtaskCheckpointer({
+      name: options.name,
+      operators: options.chain.operators,
+      storage: options.storage,
+      unaligned: options.checkpointing?.unaligned === true,
+      channelState: options.channelState ?? null,
+      forward: (frame) => this.#forward(frame),
+      emit: (event) => this.#emit(event),
+      fail: (error) => this.#enqueue({ kind: 'fail', error }),
+    });
     this.#barrierHandler = options.createBarrierHandler?.(this) ?? null;
     // Asynchronous operator failures fail the task from the loop, between two frames.
     for (const op of options.chain.operators)
@@ -315,7 +254,7 @@ export class StreamTask implements BarrierHandlerActions {
       else await this.#runInputs();
       await this.#endOfInput();
       if (this.#o.checkpointing) await this.#awaitFinalCommit();
-      await Promise.all(this.#asyncParts);
+      await this.#checkpointer.waitForAsyncParts();
       await this.#settleOperators();
     } finally {
       for (const op of chain.operators) {
@@ -383,16 +322,7 @@ export class StreamTask implements BarrierHandlerActions {
     // Restored in-flight records first: they preceded everything the inputs will deliver.
     for (const batch of this.#o.replay ?? []) {
       busy?.enter();
-      for (const r of batch.records) {
-        if (batch.timestamped) {
-          const envelope = r as [number | null, unknown];
-          time.timestamp = envelope[0] ?? undefined;
-          head.processElement(envelope[1], batch.inputIndex);
-        } else {
-          time.timestamp = undefined;
-          head.processElement(r, batch.inputIndex);
-        }
-      }
+      pushRecords(head, time, batch.records, batch.inputIndex, batch.timestamped, undefined);
       busy?.exit();
       this.#drainCommandsWhileBlocked();
       if (this.#anyBacklogged()) await this.#awaitCapacity();
@@ -455,22 +385,7 @@ export class StreamTask implements BarrierHandlerActions {
           // Busy marks per batch, not per record (busy-marker.ts). A throw leaves the slot busy:
           // the task fails, and the scheduler stops the watchdog before it could misreport.
           busy?.enter();
-          // Key groups come with records from a hash partitioner (keyed heads use them: no rehash).
-          const keyGroups = frame.keyGroups;
-          if (timestamped[channelIndex] === true) {
-            for (let i = 0; i < records.length; i++) {
-              const envelope = records[i] as [number | null, unknown];
-              time.timestamp = envelope[0] ?? undefined;
-              head.processElement(envelope[1], input, keyGroups === undefined ? -1 : keyGroups[i]);
-            }
-          } else {
-            time.timestamp = undefined;
-            if (keyGroups === undefined) {
-              for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
-            } else {
-              for (let i = 0; i < records.length; i++) head.processElement(records[i], input, keyGroups[i]);
-            }
-          }
+          pushRecords(head, time, records, input, timestamped[channelIndex] === true, frame.keyGroups);
           busy?.exit();
           break;
         }
@@ -500,7 +415,7 @@ export class StreamTask implements BarrierHandlerActions {
       }
       if (this.#anyBacklogged()) await this.#awaitCapacity();
       const now = performance.now();
-      if (now - lastYield >= YIELD_EVERY_MS) {
+      if (now - lastYield >= (this.#checkpointer.serializing ? SNAPSHOT_YIELD_EVERY_MS : YIELD_EVERY_MS)) {
         await yieldToEventLoop();
         lastYield = performance.now();
         lastTurn = lastYield;
@@ -520,7 +435,8 @@ export class StreamTask implements BarrierHandlerActions {
   #mayBlock(gate: TaskInputGate): boolean {
     if (gate.waitSync === undefined || gate.takeControl === undefined) return false;
     if (gate.mayParkBlocking === false) return false;
-    if (this.#asyncOps.length > 0 || this.#asyncParts.size > 0 || this.#commands.length > 0) return false;
+    if (this.#asyncOps.length > 0 || this.#checkpointer.hasAsyncParts || this.#commands.length > 0)
+      return false;
     for (const resource of process.getActiveResourcesInfo()) if (resource !== 'MessagePort') return false;
     return true;
   }
@@ -555,19 +471,18 @@ export class StreamTask implements BarrierHandlerActions {
     }
     this.#inputEnded = true;
     for (const w of this.#o.outputs) w.writeControl({ kind: 'end-of-partition' });
-    await this.#flushAll();
+    // Only backlogged writers are touched: once EndOfPartition is published, the consumer may
+    // finish and close the channel, and a flush of a closed channel throws even when nothing is
+    // left to publish.
+    await this.#awaitCapacity(false);
   }
 
   /** Quiescent after end of input: serve the final checkpoint, exit once it completed. */
   async #awaitFinalCommit(): Promise<void> {
     this.#emit({ kind: 'input-ended' });
-    for (;;) {
-      this.#drainCommands();
-      if (this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId) return;
-      this.#time.park('idle');
-      await this.#wakeup.sleep(1000);
-      this.#time.unpark();
-    }
+    await this.#serveCommandsUntil(
+      () => this.#finalCheckpointId !== null && this.#lastCompleted >= this.#finalCheckpointId,
+    );
   }
 
   /**
@@ -583,12 +498,20 @@ export class StreamTask implements BarrierHandlerActions {
         done = true;
         this.#wakeup.wake();
       },
-      // The failure also reached the loop as a 'fail' command, which the loop below throws.
+      // The failure also reached the loop as a 'fail' command, which serveCommandsUntil throws.
       () => this.#wakeup.wake(),
     );
+    await this.#serveCommandsUntil(() => done);
+  }
+
+  /**
+   * Quiescent wait: serves commands (a cancel or failure throws) until `done()` holds, parked in
+   * between. Whatever makes `done()` true must wake the loop (a command does).
+   */
+  async #serveCommandsUntil(done: () => boolean): Promise<void> {
     for (;;) {
       this.#drainCommands();
-      if (done) return;
+      if (done()) return;
       this.#time.park('idle');
       await this.#wakeup.sleep(1000);
       this.#time.unpark();
@@ -670,10 +593,10 @@ export class StreamTask implements BarrierHandlerActions {
           break;
         case 'complete':
           if (c.checkpointId > this.#lastCompleted) this.#lastCompleted = c.checkpointId;
-          for (const op of this.#o.chain.operators) op.notifyCheckpointComplete(c.checkpointId);
+          this.#checkpointer.notifyCheckpointComplete(c.checkpointId);
           break;
         case 'aborted':
-          for (const op of this.#o.chain.operators) op.notifyCheckpointAborted(c.checkpointId);
+          this.#checkpointer.notifyCheckpointAborted(c.checkpointId);
           break;
         default:
           assertNever(c, 'command');
@@ -694,19 +617,18 @@ export class StreamTask implements BarrierHandlerActions {
       // the snapshot is the task's final state, and consumers count the ended channel as
       // aligned). Periodic checkpoints trigger ended tasks so, until the final one; only the
       // final one lets the task exit once it completes.
-      if (checkpointId <= this.#latestCheckpointId) return; // taken (or aborted) through a barrier
+      if (checkpointId <= this.#checkpointer.latestCheckpointId) return; // taken (or aborted) through a barrier
       if (final) this.#finalCheckpointId = checkpointId;
-      this.#performCheckpoint(barrier, NO_ALIGNMENT, false);
+      this.#checkpointer.checkpoint(barrier, NO_ALIGNMENT, false);
     } else if (this.#source) {
       // Positions and barrier in one synchronous step: no record falls between them.
-      this.#performCheckpoint(barrier, NO_ALIGNMENT, true);
+      this.#checkpointer.checkpoint(barrier, NO_ALIGNMENT, true);
     } else {
-      this.#emit({
-        kind: 'decline',
+      this.#checkpointer.decline(
         checkpointId,
-        reason: 'declined',
-        message: 'a direct trigger reached a running non-source task',
-      });
+        'declined',
+        'a direct trigger reached a running non-source task',
+      );
     }
   }
 
@@ -722,143 +644,23 @@ export class StreamTask implements BarrierHandlerActions {
 
   triggerCheckpoint(barrier: CheckpointBarrier, metrics: AlignmentOutcome): void {
     this.#latestTriggered = barrier.checkpointId;
-    // Channel state follows every unaligned trigger and a switched one (start-channel-state and,
-    // later, finish or abort); an aligned trigger has none, and waiting for it would never end.
-    const recordsChannelState =
-      this.#o.checkpointing?.unaligned === true || metrics.switchedToUnaligned === true;
-    const channelState = recordsChannelState
-      ? (this.#o.channelState?.open(barrier.checkpointId) ?? null)
-      : null;
-    this.#performCheckpoint(barrier, metrics, true, channelState);
+    this.#checkpointer.checkpointOnBarrier(barrier, metrics);
   }
 
   startChannelState(checkpointId: number, channels: readonly number[]): void {
-    this.#o.channelState!.start(checkpointId, channels);
+    this.#checkpointer.startChannelState(checkpointId, channels);
   }
 
   stopChannelState(checkpointId: number, channelIndex: number): void {
-    this.#o.channelState!.stop(checkpointId, channelIndex);
+    this.#checkpointer.stopChannelState(checkpointId, channelIndex);
   }
 
   finishChannelState(checkpointId: number): void {
-    this.#o.channelState!.finish(checkpointId);
+    this.#checkpointer.finishChannelState(checkpointId);
   }
 
   abortCheckpoint(checkpointId: number, reason: CheckpointFailureReason, origin: AbortOrigin): void {
-    this.#latestCheckpointId = Math.max(this.#latestCheckpointId, checkpointId);
-    // An unaligned checkpoint's async part is waiting for its channel state: it ends silently.
-    this.#o.channelState?.abort(checkpointId);
-    // An upstream abort was already declined by the task that decided it.
-    if (origin === 'this-task') {
-      this.#emit({ kind: 'decline', checkpointId, reason, message: `aborted by ${this.#o.name}` });
-    }
-    this.#forward({ kind: 'cancel-checkpoint', checkpointId });
-  }
-
-  // ---------------------------------------------------------------- snapshots
-
-  /**
-   * Synchronous part: snapshot every operator, then forward the barrier. Asynchronous part:
-   * persist keyed state while the loop goes on, then acknowledge (or decline on failure).
-   */
-  #performCheckpoint(
-    barrier: CheckpointBarrier,
-    alignment: AlignmentOutcome,
-    forward: boolean,
-    channelState: Promise<ChannelStateBatch[] | null> | null = null,
-  ): void {
-    const t0 = performance.now();
-    this.#latestCheckpointId = Math.max(this.#latestCheckpointId, barrier.checkpointId);
-    const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
-    for (const op of this.#o.chain.operators)
-      snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
-    if (forward) this.#forward(barrier);
-    const syncDurationMs = performance.now() - t0;
-    const part = this.#persist(barrier.checkpointId, snapshots, alignment, syncDurationMs, channelState);
-    this.#asyncParts.add(part);
-    void part.finally(() => this.#asyncParts.delete(part));
-  }
-
-  async #persist(
-    checkpointId: number,
-    snapshots: readonly { uid: string; snapshot: OperatorSnapshot }[],
-    alignment: AlignmentOutcome,
-    syncDurationMs: number,
-    channelState: Promise<ChannelStateBatch[] | null> | null,
-  ): Promise<void> {
-    const t0 = performance.now();
-    const operators: { operatorUid: string; chunks: ChunkHandle[] }[] = [];
-    let bytes = 0;
-    // Unaligned: the snapshot is complete only once every channel delivered the barrier.
-    const channelBatches = channelState ? await channelState : null;
-    if (channelState && channelBatches === null) {
-      // Aborted while recording: abortCheckpoint already declined (or an upstream task did).
-      for (const { snapshot } of snapshots) snapshot.keyedState?.release();
-      return;
-    }
-    let next = 0; // snapshots before this one are released
-    try {
-      const storage = this.#o.storage;
-      if (!storage) throw new Error('checkpoint storage is not open in this task');
-      for (let i = 0; i < snapshots.length; i++) {
-        const { uid, snapshot } = snapshots[i];
-        const keyed = snapshot.keyedState;
-        next = i + 1;
-        try {
-          const keyedChunks = keyed ? [...(await keyed.serialize())] : [];
-          const shared = keyed?.sharedChunks ?? [];
-          // Channel state goes with the head operator (the one the replayed records enter).
-          if (i === 0 && channelBatches && channelBatches.length > 0) {
-            keyedChunks.push({
-              name: CHANNEL_STATE_CHUNK,
-              bytes: this.#o.channelState!.encode(channelBatches),
-            });
-          }
-          const written = await storage.writeOperatorChunks(
-            checkpointId,
-            uid,
-            // A committing sink's pre-commit: this acknowledgement waits for it (the loop does not).
-            await snapshot.operatorState,
-            keyedChunks,
-          );
-          // Before the acknowledgement: the backend's next delta builds on these handles.
-          // (Channel state is never a base: it belongs to this checkpoint alone.)
-          keyed?.persisted?.(written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK));
-          if (written.handles.length === 0 && shared.length === 0) continue;
-          // Shared chunks (base, earlier deltas) first: restore applies a key group's chunks in order.
-          operators.push({ operatorUid: uid, chunks: [...shared, ...written.handles] });
-          bytes += written.bytes;
-        } finally {
-          keyed?.release();
-        }
-      }
-    } catch (e) {
-      // Release the views not reached, or copy-on-write would keep preserving them.
-      for (let i = next; i < snapshots.length; i++) snapshots[i].snapshot.keyedState?.release();
-      // State that cannot be serialized fails every checkpoint to come: declining would only
-      // bury it under "N consecutive checkpoints failed". The task fails, naming state and operator.
-      if (e instanceof ValueNotSerializableError) this.#enqueue({ kind: 'fail', error: e });
-      // A failed async part declines this checkpoint; the job runs on.
-      this.#emit({
-        kind: 'decline',
-        checkpointId,
-        reason: 'async-snapshot-failed',
-        message: e instanceof Error ? e.message : String(e),
-      });
-      return;
-    }
-    this.#emit({
-      kind: 'acknowledge',
-      checkpointId,
-      state: { operators },
-      metrics: {
-        alignmentDurationMs: alignment.alignmentDurationMs,
-        ...(alignment.switchedToUnaligned ? { switchedToUnaligned: true } : {}),
-        syncDurationMs,
-        asyncDurationMs: performance.now() - t0,
-        bytes,
-      },
-    });
+    this.#checkpointer.abortCheckpoint(checkpointId, reason, origin);
   }
 
   // ---------------------------------------------------------------- outputs
@@ -883,13 +685,16 @@ export class StreamTask implements BarrierHandlerActions {
     return false;
   }
 
-  /** Waits until no output is backlogged, still serving control commands (cancel). */
-  async #awaitCapacity(): Promise<void> {
+  /**
+   * Waits until no output is backlogged, still serving cancel and failures (the other commands
+   * wait for the loop). `serveTriggers` (while input runs): an unaligned source also takes its
+   * checkpoints, since its barrier overtakes the full rings.
+   */
+  async #awaitCapacity(serveTriggers = true): Promise<void> {
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();
-        // An unaligned source takes its checkpoint at once: its barrier overtakes the full rings.
-        if (this.#source && this.#overtakes()) this.#triggerWhileBlocked();
+        if (serveTriggers && this.#source && this.#overtakes()) this.#triggerWhileBlocked();
         this.#time.park('backpressured');
         try {
           await w.waitForCapacity();
@@ -921,25 +726,6 @@ export class StreamTask implements BarrierHandlerActions {
     if (failure) throw failure.error;
   }
 
-  /**
-   * Publishes everything pending. Only backlogged writers are touched: once EndOfPartition is
-   * published, the consumer may finish and close the channel, and a flush of a closed channel
-   * throws even when nothing is left to publish.
-   */
-  async #flushAll(): Promise<void> {
-    for (const w of this.#o.outputs) {
-      while (w.backlogged) {
-        this.#drainCommandsWhileBlocked();
-        this.#time.park('backpressured');
-        try {
-          await w.waitForCapacity();
-        } finally {
-          this.#time.unpark();
-        }
-      }
-    }
-  }
-
   get cancelled(): boolean {
     return this.#cancelled;
   }
@@ -958,4 +744,34 @@ function yieldToEventLoop(): Promise<void> {
 async function passEventLoop(): Promise<void> {
   await yieldToEventLoop();
   await yieldToEventLoop();
+}
+
+/**
+ * Pushes one batch of records into the chain's head: the task's only per-record loop, shared by
+ * the input frames and the replayed channel state. Per record: one call, plus the envelope's
+ * timestamp on an event-time edge. Key groups come with records from a hash partitioner (keyed
+ * heads use them: no rehash).
+ */
+function pushRecords(
+  head: StreamOperator,
+  time: TaskTime,
+  records: readonly unknown[],
+  input: 0 | 1,
+  timestamped: boolean,
+  keyGroups: Uint16Array | undefined,
+): void {
+  if (timestamped) {
+    for (let i = 0; i < records.length; i++) {
+      const envelope = records[i] as [number | null, unknown];
+      time.timestamp = envelope[0] ?? undefined;
+      head.processElement(envelope[1], input, keyGroups === undefined ? -1 : keyGroups[i]);
+    }
+    return;
+  }
+  time.timestamp = undefined;
+  if (keyGroups === undefined) {
+    for (let i = 0; i < records.length; i++) head.processElement(records[i], input);
+  } else {
+    for (let i = 0; i < records.length; i++) head.processElement(records[i], input, keyGroups[i]);
+  }
 }

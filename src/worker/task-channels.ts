@@ -10,49 +10,15 @@ import { ChannelWriter } from '../channels/channel-writer.js';
 import { InputGate } from '../channels/input-gate.js';
 import { type RemoteTaskChannels, senderKey } from '../cluster/remote-task-channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
-import {
-  ALL_CONSUMERS,
-  createPartitionerFor,
-  HashPartitioner,
-  type Partitioner,
-} from '../graph/partitioner.js';
+import { createPartitionerFor } from '../graph/partitioner.js';
 import { isRemoteChannel, type TaskDeployment } from '../protocol/task-deployment.js';
 import type { Output } from './operators/stream-operator.js';
-import type { TaskOutputChannel } from './stream-task.js';
-import type { RecordChannel } from './timers/network-time-outputs.js';
+import type { RecordChannel } from './outputs/record-channel.js';
+import { RecordWriter } from './outputs/record-writer.js';
+import type { TaskOutputChannel } from './task-endpoints.js';
 
 /** An output channel: a ring's writer or a remote edge's sender. */
 export type TaskOutputWriter = TaskOutputChannel & RecordChannel & { readonly closed: boolean };
-
-/**
- * Routes records of one edge to its channels. Broadcast writes (and encodes) once per channel. On a
- * hash edge each record goes with the key group the partitioner computed for it (the keyed
- * consumer then does not hash the key again).
- */
-export class RecordWriter implements Output {
-  readonly #hash: HashPartitioner | null;
-  constructor(
-    readonly writers: readonly RecordChannel[],
-    readonly partitioner: Partitioner | null,
-  ) {
-    this.#hash = partitioner instanceof HashPartitioner ? partitioner : null;
-  }
-  collect(value: unknown): void {
-    if (this.partitioner === null) {
-      this.writers[0].write(value);
-      return;
-    }
-    const hash = this.#hash;
-    if (hash !== null) {
-      const target = hash.select(value);
-      this.writers[target].write(value, hash.lastKeyGroup);
-      return;
-    }
-    const target = this.partitioner.select(value);
-    if (target === ALL_CONSUMERS) for (const w of this.writers) w.write(value);
-    else this.writers[target].write(value);
-  }
-}
 
 export interface TaskChannels {
   readonly gate: InputGate | null;

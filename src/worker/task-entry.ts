@@ -26,12 +26,13 @@ import { loadChannelState } from './channel-state/channel-state-replay.js';
 import { createKeyedBackendFactory } from './create-keyed-backend.js';
 import { findVertex, OperatorChain } from './operator-chain.js';
 import type { Output, WatermarkOutput } from './operators/stream-operator.js';
+import { EdgeWatermarkWriter } from './outputs/edge-watermark-writer.js';
+import { TimestampedRecordWriter } from './outputs/timestamped-record-writer.js';
 import { openChunkReader, openSnapshotStorage, type TaskSnapshotStorage } from './snapshot-storage.js';
 import { StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import { describeFailure } from './task-failure-description.js';
 import { taskLogger } from './task-logger.js';
-import { EdgeWatermarkWriter, TimestampedRecordWriter } from './timers/network-time-outputs.js';
 import { TaskTime } from './timers/task-time.js';
 
 /**

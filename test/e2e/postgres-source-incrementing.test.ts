@@ -7,7 +7,14 @@
  * (b) reader: typed errors for a missing table, a missing column and a non-integer column;
  * (c) job: p=2, 3 hash splits, a throw after two source snapshots, half of the rows inserted by
  *     concurrent transactions while the job runs -> keyed running sum -> sinks.postgres
- *     exactly-once: the output is exact.
+ *     exactly-once: the output is exact;
+ * (d) reader: lag() is the ids behind the column's greatest value (from `min - 1` before the first
+ *     row), 0 once caught up;
+ * (e) reader: a transaction holding id 1 (INSERT, uncommitted) and one holding id 2 (taken with
+ *     nextval after pg_current_xact_id(), not yet written) hold the reader back while ids 3.. commit
+ *     and several probes pass (seen through lag()); once both commit every id is read in order;
+ * (f) reader, the documented limit: an id taken by nextval() in its own statement and written by a
+ *     later transaction, after greater ids were read, is never read.
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,6 +35,18 @@ const N = 20_000;
 const KEYS = 10;
 
 /** Polls until `want` records were emitted; waits on the reader's wake-up when idle. */
+/**
+ * Resolves once the reader's lag is `value`: the reader has probed the table since it changed.
+ * Checks every 5 ms (a state to observe, not a time to wait); the test's timeout bounds it.
+ */
+async function lagIs(reader: Reader, value: number): Promise<void> {
+  while (reader.lag?.()?.value !== value) {
+    const r = reader.poll({ collect: () => expect.unreachable('a row while waiting for a probe') }, 1);
+    if (r.state === 'end') throw new Error('an incrementing reader ended');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 async function take(reader: Reader, want: number): Promise<Row[]> {
   const rows: Row[] = [];
   while (rows.length < want) {
@@ -117,6 +136,90 @@ describe('sources.postgres incrementing mode', () => {
     expect(ids).toEqual(Array.from({ length: 4000 }, (_, i) => i + 1));
     const values = got.map((r) => r.value as number).sort((a, b) => a - b);
     expect(values).toEqual(Array.from({ length: 4000 }, (_, i) => i));
+  });
+
+  it('(d) lag() counts the ids behind the greatest value, from min - 1 before the first row', async () => {
+    const name = await table();
+    await db.query(
+      `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(1, 1000) AS g`,
+    );
+    await db.query(`DELETE FROM ${name} WHERE id <= 200`);
+    const r = reader({ table: name, incrementing: { column: 'id', pollIntervalMs: 5 } });
+    try {
+      // Nothing emitted: ids 201..1000 are behind (the helper fails on any emitted row).
+      await lagIs(r, 800);
+      expect((await take(r, 300)).map((row) => Number(row.id))).toEqual(
+        Array.from({ length: 300 }, (_, i) => 201 + i),
+      );
+      expect(r.lag?.()).toEqual({ value: 500, unit: 'records' });
+      await db.query(
+        `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(1, 500) AS g`,
+      );
+      await take(r, 1000);
+      expect(r.lag?.()).toEqual({ value: 0, unit: 'records' });
+    } finally {
+      r.close?.();
+    }
+  });
+
+  it('(e) transactions holding ids (an INSERT, a nextval after pg_current_xact_id()) hold the reader back', async () => {
+    const name = await table();
+    const r = reader({ table: name, incrementing: { column: 'id', pollIntervalMs: 5 } });
+    const inserting = await db.connect();
+    const holding = await db.connect();
+    try {
+      await inserting.query('BEGIN');
+      await inserting.query(`INSERT INTO ${name} (key, value) VALUES (1, 1)`); // id 1
+      await holding.query('BEGIN');
+      await holding.query('SELECT pg_current_xact_id()');
+      const taken = await holding.query(`SELECT nextval(pg_get_serial_sequence('${name}', 'id'))::int AS id`);
+      expect(taken.rows[0].id).toBe(2);
+      await db.query(
+        `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(3, 200) AS g`,
+      );
+      // Four more probes, each seeing one more id (ids 3..200 visible: lag = max - (3 - 1)): a
+      // reader reading straight to max, or past a bound ignoring either transaction, would have
+      // read 3..200 by the fourth (two probes make a max safe, the read follows its probe).
+      for (let id = 201; id <= 204; id++) {
+        await db.query(`INSERT INTO ${name} (key, value) VALUES (${id % KEYS}, ${id})`);
+        await lagIs(r, id - 2);
+      }
+      expect(
+        r.poll({ collect: () => expect.unreachable('a row past a running transaction') }, 10).state,
+      ).toBe('idle');
+      await inserting.query('COMMIT');
+      await holding.query(`INSERT INTO ${name} (id, key, value) VALUES (2, 2, 2)`);
+      await holding.query('COMMIT');
+      expect((await take(r, 204)).map((row) => Number(row.id))).toEqual(
+        Array.from({ length: 204 }, (_, i) => i + 1),
+      );
+    } finally {
+      inserting.release();
+      holding.release();
+      r.close?.();
+    }
+  });
+
+  it('(f) limit: an id taken by nextval() in its own statement and written after greater ids were read is lost', async () => {
+    const name = await table();
+    const r = reader({ table: name, incrementing: { column: 'id', pollIntervalMs: 5 } });
+    try {
+      const taken = await db.query(`SELECT nextval(pg_get_serial_sequence('${name}', 'id'))::int AS id`);
+      expect(taken.rows[0].id).toBe(1);
+      await db.query(
+        `INSERT INTO ${name} (key, value) SELECT g % ${KEYS}, g FROM generate_series(2, 101) AS g`,
+      );
+      expect((await take(r, 100)).map((row) => Number(row.id))).toEqual(
+        Array.from({ length: 100 }, (_, i) => i + 2),
+      );
+      await db.query(`INSERT INTO ${name} (id, key, value) VALUES (1, 1, 1)`);
+      await db.query(`INSERT INTO ${name} (key, value) VALUES (2, 102)`); // id 102
+      // The reader is past id 1: the next row it reads is 102, and id 1 never comes.
+      expect((await take(r, 1)).map((row) => Number(row.id))).toEqual([102]);
+      expect(r.lag?.()).toEqual({ value: 0, unit: 'records' });
+    } finally {
+      r.close?.();
+    }
   });
 
   async function failure(options: Omit<PostgresSourceOptions, 'connection'>): Promise<unknown> {

@@ -11,6 +11,10 @@
  */
 
 import { Packr } from 'msgpackr';
+import type { EncodedBatches } from '../../channels/encoded-batches.js';
+import { SHAPE_BATCH_MARK } from '../../channels/shape-codec.js';
+
+const NO_SHAPES: readonly (readonly string[])[] = [];
 
 /** One recorded batch: the gate channel it came from and the records, packed. */
 export interface ChannelStateBatch {
@@ -18,7 +22,14 @@ export interface ChannelStateBatch {
   readonly edgeId: number;
   readonly producerSubtask: number;
   readonly inputIndex: 0 | 1;
+  /** The records: plain msgpack ({@link channelStatePackr}), or as the ring carried them when `ring` is set. */
   readonly records: Uint8Array;
+  /**
+   * Set for batches an overtaking barrier passed, kept in ring encoding (no decode and re-encode
+   * at the barrier): the channel's shared shapes, which `decodeEncodedBatch` needs for a msgpack
+   * batch (empty for a shape-codec batch, which describes itself). Absent in chunks written before.
+   */
+  readonly ring?: readonly (readonly string[])[];
 }
 
 interface Recording {
@@ -66,22 +77,23 @@ export class ChannelStateRecorder {
   }
 
   /**
-   * Records the batches an overtaking barrier of `checkpointId` passed on `channel` (packed now,
-   * before user code sees them). Call BEFORE handing the barrier to the barrier handler: when the
-   * barrier opens the checkpoint they are staged for {@link open}; {@link dropStaged} after the
-   * handler forgets them if it did not (a leftover barrier).
+   * Records the batches an overtaking barrier of `checkpointId` passed on `channel`, as the ring
+   * carried them (the reader's private copies: no user code can change them, and nothing is
+   * decoded or packed here, so this costs O(batches), not O(records)). Call BEFORE handing the
+   * barrier to the barrier handler: when the barrier opens the checkpoint they are staged for
+   * {@link open}; {@link dropStaged} after the handler forgets them if it did not (a leftover barrier).
    */
-  recordOvertaken(checkpointId: number, channel: number, batches: readonly (readonly unknown[])[]): void {
+  recordOvertaken(checkpointId: number, channel: number, batches: EncodedBatches): void {
     const ch = this.#channels[channel];
     const packed: ChannelStateBatch[] = [];
-    for (const records of batches) {
-      if (records.length === 0) continue;
+    for (const payload of batches.payloads) {
       packed.push({
         channel,
         edgeId: ch.edgeId,
         producerSubtask: ch.producerSubtask,
         inputIndex: ch.inputIndex,
-        records: this.#packr.pack(records),
+        records: payload,
+        ring: payload[0] === SHAPE_BATCH_MARK ? NO_SHAPES : batches.structures,
       });
     }
     const r = this.#recordings.get(checkpointId);

@@ -9,6 +9,7 @@
  * `oldSubtask % newParallelism`. At unchanged parallelism every subtask simply gets its own.
  */
 
+import { decodeEncodedBatch } from '../../channels/record-codec.js';
 import type { ExecutionPlan } from '../../graph/execution-plan.js';
 import { createPartitionerFor, type Partitioner } from '../../graph/partitioner.js';
 import type { ChannelStateChunkRef } from '../../protocol/snapshot-chunks.js';
@@ -35,7 +36,8 @@ export function loadChannelState<H>(
     const rescaled = ref.fromParallelism !== parallelism;
     const batches = packr.unpack(read(ref.handle)) as ChannelStateBatch[];
     for (const b of batches) {
-      const records = packr.unpack(b.records) as unknown[];
+      const records =
+        b.ring !== undefined ? decodeEncodedBatch(b.records, b.ring) : (packr.unpack(b.records) as unknown[]);
       const edge = plan.edges[b.edgeId];
       const timestamped = edge?.timestamped === true;
       if (!rescaled) {

@@ -21,16 +21,6 @@ export interface WatermarkOutput {
 /** The output of operators whose watermarks go nowhere (sinks, or before the chain wired them). */
 export const NO_WATERMARK_OUTPUT: WatermarkOutput = { emitWatermark() {} };
 
-/** Counts what an operator emits; wraps the real output only once, at chain build time. */
-export class CountingOutput implements Output {
-  count = 0;
-  constructor(readonly target: Output) {}
-  collect(value: unknown): void {
-    this.count++;
-    this.target.collect(value);
-  }
-}
-
 /** Operator snapshot, synchronous part: small operator-state entries plus keyed state, if any. */
 export interface OperatorSnapshot {
   /**

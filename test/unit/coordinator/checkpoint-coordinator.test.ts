@@ -148,6 +148,32 @@ describe('CheckpointCoordinator: periodic triggering', () => {
     ]);
   });
 
+  it('held until the tasks run: no periodic trigger meanwhile (forced ones still go), a due one fires at release', async () => {
+    const t = setup();
+    t.coordinator.holdPeriodicUntilRunning();
+    t.coordinator.start();
+    t.clock.advance(250);
+    expect(t.triggered).toEqual([]);
+    const savepoint = t.coordinator.triggerCheckpoint('savepoint');
+    expect(t.triggered.map((x) => [x.id, x.kind])).toEqual([[1, 'savepoint']]);
+    t.ackAll(1);
+    await savepoint;
+    t.clock.advance(200);
+    expect(t.triggered).toHaveLength(1);
+    t.coordinator.releasePeriodic();
+    t.clock.advance(0);
+    expect(t.triggered.map((x) => [x.id, x.timestamp, x.kind])).toEqual([
+      [1, 250, 'savepoint'],
+      [2, 450, 'periodic'],
+    ]);
+    t.ackAll(2);
+    await flushPromises();
+    t.clock.advance(99);
+    expect(t.triggered).toHaveLength(2);
+    t.clock.advance(1);
+    expect(t.triggered.map((x) => [x.id, x.timestamp])).toContainEqual([3, 550]);
+  });
+
   it('maxConcurrent: holds the next periodic trigger while one is pending, fires it as soon as that one ends', async () => {
     const t = setup({ maxConcurrent: 1 });
     t.coordinator.start();

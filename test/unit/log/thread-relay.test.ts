@@ -19,9 +19,10 @@ const FIXTURE = new URL('./fixtures/log-relay-appender.mjs', import.meta.url);
 
 type Event = { thread: number; appender: number; seq: number };
 type Position = { appender: number; seq: number; partition: number; offset: number };
-type Done = { positions: Position[]; relayed: number };
+type Done = { positions: Position[]; relayed: number; fromAck: number };
 type Message =
   | { kind: 'ready' }
+  | { kind: 'dying' }
   | { kind: 'ack'; acked: number }
   | { kind: 'stalled' }
   | ({ kind: 'done' } & Done);
@@ -40,6 +41,10 @@ interface ThreadOptions {
   readonly firstAlone?: boolean;
   /** Thread 0 blocks its event loop after this many acknowledged appends, until `stall[0]` is 1. */
   readonly stall?: { readonly after: number; readonly buffer: SharedArrayBuffer };
+  /** Thread 0 exits right after its n-th committed group of other threads' appends, unanswered. */
+  readonly dieBeforeAnswer?: number;
+  /** `openLog` option of every thread. */
+  readonly committerTimeoutMs?: number;
 }
 
 async function startThreads(
@@ -64,6 +69,8 @@ async function startThreads(
         seed: seed + thread,
         stall: stall?.buffer,
         stallAfter: stall?.after,
+        dieBeforeAnswer: thread === 0 ? options.dieBeforeAnswer : undefined,
+        committerTimeoutMs: options.committerTimeoutMs,
       },
     });
     cleanups.push(() => worker.terminate());
@@ -79,7 +86,8 @@ async function startThreads(
           else if (m.kind === 'ack') {
             totalAcked++;
             for (const l of ackListeners) l(totalAcked, thread);
-          } else if (m.kind === 'done') resolve({ positions: m.positions, relayed: m.relayed });
+          } else if (m.kind === 'done')
+            resolve({ positions: m.positions, relayed: m.relayed, fromAck: m.fromAck });
         });
       }),
     );
@@ -298,5 +306,52 @@ describe('cross-thread group commit', () => {
       done.map((d) => d.positions),
       0,
     );
+  });
+
+  it('a worker committer exiting after its commit, before answering: the take-over answers from the acknowledgement, once', async () => {
+    const { dir, log } = openMain('relay-die-before-answer');
+    await log.close();
+    // Thread 0 (the committer) exits right after its 7th group holding the others' appends is
+    // durable, before answering any of them. Their appends are in the log but unanswered: the
+    // followers' take-over (after 1 s without a heartbeat) must find them through the
+    // acknowledgement written in that group and resolve them, not append them again. (1 s, not
+    // less: a committer merely delayed by a loaded machine and fenced before its 7th group would
+    // never die there, and the test would fail on its exit code instead of testing the path.)
+    const running = await startThreads(dir, 0xd1e, cleanups, {
+      firstAlone: true,
+      dieBeforeAnswer: 7,
+      committerTimeoutMs: 1000,
+    });
+    const committer = running.workers[0];
+    const dying = new Promise<void>((resolve) =>
+      committer.on('message', (m: Message) => m.kind === 'dying' && resolve()),
+    );
+    const exited = new Promise<number>((resolve) => committer.once('exit', resolve));
+    await running.ready;
+    running.start();
+    const [first, ...rest] = running.done;
+    void first.catch(() => undefined);
+    const done = await Promise.all(rest);
+    expect(await exited).toBe(3);
+    await dying;
+    // At least the request of the 7th group was committed and never answered.
+    expect(done.reduce((sum, d) => sum + d.fromAck, 0)).toBeGreaterThanOrEqual(1);
+    const reader = openLog(dir);
+    cleanups.push(() => reader.close());
+    // Exactly once: dense offsets, each follower appender's sequence once and in order, every
+    // acknowledged position holds its record; thread 0's (never acknowledged) records a prefix.
+    checkLog(reader.topic<Event>('events'), [null, ...done.map((d) => d.positions)], 0);
+  });
+
+  it('committerTimeoutMs is checked', () => {
+    const t = tempLogDir('relay-timeout-option');
+    cleanups.push(t.remove);
+    for (const bad of [0, 199, 600_001, 1.5, '300', Number.NaN]) {
+      expect(() => openLog(t.dir, { committerTimeoutMs: bad as number })).toThrow(
+        /openLog\(options\.committerTimeoutMs\).*integer from 200 to 600000/,
+      );
+    }
+    const ok = openLog(t.dir, { committerTimeoutMs: 200 });
+    cleanups.push(() => ok.close());
   });
 });

@@ -1,0 +1,290 @@
+/**
+ * Checkpoint coordination of a cluster job, on the coordinator instance (the lease holder): the
+ * messages of the run's subjects in, what to publish and commit out. No NATS here: `cluster-job.ts`
+ * wires it to the subjects and to the lease, so scripted event sequences test it
+ * (test/unit/cluster/cluster-checkpoints.test.ts).
+ *
+ * Protocol, per run (`ClusterAssignment.run`), on core NATS subjects `weir.cluster.<name>.<run>.*`:
+ * - members → coordinator (`up`): `ready` (all its tasks run), `ack` (task, checkpoint, its state
+ *   handles), `decline`, `ended` (a task's input ended), `done` (its tasks finished), `failed`;
+ * - coordinator → members (`ctl`): `trigger` (id, final: every task, else the sources), `complete`,
+ *   `abort`, `fail`.
+ * A checkpoint completes when every task of the assignment acknowledged it. The commit point is
+ * `commit('checkpoint', …)` through the lease — a fenced write, refused once another instance
+ * took the lease over — and only after it succeeded is `complete` published, upon which the sinks
+ * commit. One checkpoint at a time; once every task's input ended, the final one (`final`, every
+ * task triggered, each task ends after it completed). A decline or a timeout aborts the pending
+ * checkpoint (the next tick triggers another one).
+ */
+
+import {
+  allSourcesEnded,
+  calculateCheckpointPlan,
+  lateTriggersOnInputEnd,
+} from '../coordinator/checkpoint-plan.js';
+import type { TaskSnapshotHandles } from '../protocol/task-deployment.js';
+
+export type MemberMessage =
+  | { readonly type: 'ready'; readonly member: string }
+  | {
+      readonly type: 'ack';
+      readonly member: string;
+      readonly checkpointId: number;
+      readonly task: string;
+      readonly state: TaskSnapshotHandles;
+      readonly bytes: number;
+    }
+  | {
+      readonly type: 'decline';
+      readonly member: string;
+      readonly checkpointId: number;
+      readonly task: string;
+      readonly message: string;
+    }
+  | { readonly type: 'ended'; readonly member: string; readonly task: string }
+  | { readonly type: 'done'; readonly member: string }
+  | { readonly type: 'failed'; readonly member: string; readonly message: string };
+
+export type CoordinatorMessage =
+  | {
+      readonly type: 'trigger';
+      readonly checkpointId: number;
+      readonly timestamp: number;
+      readonly final: boolean;
+      /** The task keys to trigger directly (checkpoint-plan.ts): running sources and ended tasks; all for `final`. */
+      readonly tasks: readonly string[];
+    }
+  | { readonly type: 'complete'; readonly checkpointId: number }
+  | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string }
+  | { readonly type: 'fail'; readonly member: string; readonly message: string }
+  /** The coordinator lost its lease: every member ends the run and waits for the next holder's assignment. */
+  | { readonly type: 'restart'; readonly reason: string };
+
+/** The committed record of a completed checkpoint (the coordinator bucket's `checkpoint` key). */
+export interface ClusterCheckpointRecord {
+  readonly run: string;
+  /** The job's first run id: a restore takes only a record of its own job. */
+  readonly lineage: string;
+  readonly checkpointId: number;
+  readonly final: boolean;
+  readonly completedAt: number;
+  /** Per task key, its state handles (chunks in the shared checkpoint directory). */
+  readonly tasks: Readonly<Record<string, TaskSnapshotHandles>>;
+}
+
+export interface ClusterCheckpointsOptions {
+  readonly run: string;
+  readonly lineage?: string;
+  /** Default 1; after a restart, past every id used before. */
+  readonly firstCheckpointId?: number;
+  readonly members: readonly string[];
+  /** Every task key of the assignment. */
+  readonly tasks: readonly string[];
+  /** The source tasks among them. */
+  readonly sources: readonly string[];
+  readonly timeoutMs: number;
+  readonly publish: (m: CoordinatorMessage) => void;
+  /** The fenced commit (CoordinatorLease.commit); a rejection fails the job. */
+  readonly commit: (record: ClusterCheckpointRecord) => Promise<void>;
+  readonly onCompleted?: (record: ClusterCheckpointRecord, bytes: number, durationMs: number) => void;
+  /** The job failed (a member failed, a commit was refused): every member is told with `fail`. */
+  readonly onFailed: (message: string) => void;
+  /** Every member finished after the final checkpoint. */
+  readonly onFinished: () => void;
+  readonly now?: () => number;
+}
+
+interface Pending {
+  readonly checkpointId: number;
+  readonly final: boolean;
+  readonly startedAt: number;
+  readonly waiting: Set<string>;
+  readonly triggered: Set<string>;
+  readonly handles: Record<string, TaskSnapshotHandles>;
+  bytes: number;
+  committing: boolean;
+}
+
+export class ClusterCheckpoints {
+  readonly #o: ClusterCheckpointsOptions;
+  readonly #now: () => number;
+  readonly #ready = new Set<string>();
+  readonly #ended = new Set<string>();
+  readonly #done = new Set<string>();
+  #pending: Pending | null = null;
+  #nextId = 1;
+  #finalCompleted = false;
+  #failed = false;
+  /** Completed checkpoint ids, in order. */
+  readonly completed: number[] = [];
+
+  constructor(o: ClusterCheckpointsOptions) {
+    this.#o = o;
+    this.#now = o.now ?? (() => Date.now());
+    this.#nextId = o.firstCheckpointId ?? 1;
+  }
+
+  /** The id the next checkpoint gets. */
+  get nextId(): number {
+    return this.#nextId;
+  }
+
+  /** Every member reported `ready`: periodic checkpoints may start. */
+  get running(): boolean {
+    return this.#ready.size === this.#o.members.length;
+  }
+
+  get pendingId(): number | null {
+    return this.#pending?.checkpointId ?? null;
+  }
+
+  onMessage(m: MemberMessage): void {
+    if (this.#failed) return;
+    switch (m.type) {
+      case 'ready':
+        this.#ready.add(m.member);
+        return;
+      case 'ended': {
+        this.#ended.add(m.task);
+        // It may have ended without the pending checkpoint's barrier: trigger it directly.
+        const p = this.#pending;
+        if (
+          p &&
+          lateTriggersOnInputEnd(m.task, [
+            { checkpointId: p.checkpointId, notYetAcknowledged: p.waiting, triggered: p.triggered },
+          ]).length > 0
+        ) {
+          p.triggered.add(m.task);
+          this.#o.publish({
+            type: 'trigger',
+            checkpointId: p.checkpointId,
+            timestamp: Date.now(),
+            final: p.final,
+            tasks: [m.task],
+          });
+        }
+        this.#maybeFinal();
+        return;
+      }
+      case 'ack': {
+        const p = this.#pending;
+        if (!p || p.checkpointId !== m.checkpointId || !p.waiting.delete(m.task)) return;
+        p.handles[m.task] = m.state;
+        p.bytes += m.bytes;
+        if (p.waiting.size === 0) void this.#complete(p);
+        return;
+      }
+      case 'decline': {
+        const p = this.#pending;
+        if (!p || p.checkpointId !== m.checkpointId) return;
+        this.#abort(p, `declined by ${m.task}: ${m.message}`);
+        return;
+      }
+      case 'done':
+        this.#done.add(m.member);
+        if (this.#finalCompleted && this.#done.size === this.#o.members.length) this.#o.onFinished();
+        return;
+      case 'failed':
+        this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
+        return;
+    }
+  }
+
+  /** The periodic tick: triggers a checkpoint when none is pending, aborts one past its timeout. */
+  tick(): void {
+    if (this.#failed || !this.running || this.#finalCompleted) return;
+    const p = this.#pending;
+    if (p) {
+      if (!p.committing && this.#now() - p.startedAt > this.#o.timeoutMs)
+        this.#abort(p, `timed out after ${this.#o.timeoutMs} ms`);
+      return;
+    }
+    if (this.#allEnded()) this.#maybeFinal();
+    // Once every source ended, only the final checkpoint follows (as in job-checkpointing.ts).
+    else if (!allSourcesEnded(this.#o.sources, this.#ended)) this.#trigger(false);
+  }
+
+  /** Stops coordinating this run without telling anyone (every member ends it by itself: a restart). */
+  stop(): void {
+    this.#failed = true;
+  }
+
+  /** Fails the job on every member (once). */
+  fail(message: string, member = 'coordinator'): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#o.publish({ type: 'fail', member, message });
+    this.#o.onFailed(message);
+  }
+
+  #allEnded(): boolean {
+    return this.#ended.size === this.#o.tasks.length;
+  }
+
+  #maybeFinal(): void {
+    if (this.#failed || !this.running || this.#pending || this.#finalCompleted || !this.#allEnded()) return;
+    this.#trigger(true);
+  }
+
+  #trigger(final: boolean): void {
+    const checkpointId = this.#nextId++;
+    const plan = calculateCheckpointPlan({
+      kind: final ? 'final' : 'periodic',
+      tasks: this.#o.tasks,
+      sources: this.#o.sources,
+      inputEnded: this.#ended,
+    });
+    this.#pending = {
+      checkpointId,
+      final,
+      startedAt: this.#now(),
+      waiting: new Set(plan.tasksToAcknowledge),
+      triggered: new Set(plan.tasksToTrigger),
+      handles: {},
+      bytes: 0,
+      committing: false,
+    };
+    this.#o.publish({
+      type: 'trigger',
+      checkpointId,
+      timestamp: Date.now(),
+      final,
+      tasks: plan.tasksToTrigger,
+    });
+  }
+
+  #abort(p: Pending, reason: string): void {
+    if (p.committing) return;
+    this.#pending = null;
+    this.#o.publish({ type: 'abort', checkpointId: p.checkpointId, reason });
+    // A final checkpoint is retried at once: every task waits for it.
+    if (p.final) this.#maybeFinal();
+  }
+
+  async #complete(p: Pending): Promise<void> {
+    p.committing = true;
+    const record: ClusterCheckpointRecord = {
+      run: this.#o.run,
+      lineage: this.#o.lineage ?? this.#o.run,
+      checkpointId: p.checkpointId,
+      final: p.final,
+      completedAt: Date.now(),
+      tasks: p.handles,
+    };
+    try {
+      await this.#o.commit(record);
+    } catch (e) {
+      this.fail(`checkpoint ${p.checkpointId} not committed: ${(e as Error).message}`);
+      return;
+    }
+    if (this.#failed) return;
+    this.#pending = null;
+    this.completed.push(p.checkpointId);
+    this.#o.onCompleted?.(record, p.bytes, this.#now() - p.startedAt);
+    this.#o.publish({ type: 'complete', checkpointId: p.checkpointId });
+    if (p.final) {
+      this.#finalCompleted = true;
+      if (this.#done.size === this.#o.members.length) this.#o.onFinished();
+    } else this.#maybeFinal();
+  }
+}

@@ -1,0 +1,568 @@
+/**
+ * One instance of a job formed by several processes (`startJob/runJob(job, { cluster })`, issue
+ * 17). Every instance runs the same job module with the same options:
+ *
+ * 1. It joins the cluster's membership and contends for the coordinator lease.
+ * 2. The lease holder waits until `instances` members are live, writes a probe file into the
+ *    shared checkpoint directory, computes the assignment over the live members (assignment.ts)
+ *    and publishes it with a fenced commit (`assignment` in the coordinator bucket).
+ * 3. Every instance named in it checks that it can read the probe (the checkpoint directory must
+ *    be the same directory everywhere), then deploys its share through the scheduler: rings
+ *    between its own subtasks, remote flows to the others' (`Execution`'s `cluster` option).
+ * 4. Checkpoints are coordinated over core NATS subjects of the run (cluster-checkpoints.ts): the
+ *    coordinator triggers, each instance relays to its tasks and reports acknowledgements, input
+ *    ends, its finish or failure; a checkpoint completes only once its record was committed
+ *    through the lease's fence, then `complete` makes the sinks commit.
+ * 5. The job ends when every instance's tasks finished after the final checkpoint. A member of
+ *    the assignment that times out, or the coordinator losing its lease, ends the run: the
+ *    survivors restart over the live members from the last committed checkpoint (a new run, new
+ *    flow names). A task's own failure or a cancel fails the job on every instance.
+ *
+ * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
+ * union over the instances.
+ */
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Subscription } from '@nats-io/transport-node';
+import type { LogLevel } from '../api/logger.js';
+import type { CompletedCheckpointStats } from '../coordinator/job-events.js';
+import type { ResolvedJobOptions } from '../coordinator/job-options.js';
+import { type DeployedTask, Execution, type ExecutionOutcome } from '../coordinator/scheduler.js';
+import { planTaskRestores } from '../coordinator/task-restore-planner.js';
+import { ClusterError, TaskFailureError } from '../errors.js';
+import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { operatorStatePackr } from '../protocol/operator-state-codec.js';
+import type {
+  OperatorMetrics,
+  TaskCheckpointConfig,
+  TaskEvent,
+  TaskRestoreState,
+} from '../protocol/task-deployment.js';
+import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
+import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
+import {
+  type ClusterCheckpointRecord,
+  ClusterCheckpoints,
+  type CoordinatorMessage,
+  type MemberMessage,
+} from './cluster-checkpoints.js';
+import { type ClusterConnection, openCluster } from './cluster-connection.js';
+import { ClusterMembership } from './cluster-membership.js';
+import { CoordinatorLease } from './coordinator-lease.js';
+
+export const ASSIGNMENT_KEY = 'assignment';
+export const CHECKPOINT_KEY = 'checkpoint';
+
+/**
+ * The job client as its cluster run sees it. Structural on purpose: the client imports this module
+ * (lazily, only for a cluster job), so naming its class here would be an import cycle.
+ */
+export interface JobClient {
+  readonly plan: ExecutionPlan;
+  readonly options: ResolvedJobOptions;
+  log(level: LogLevel, fields: Record<string, unknown>, msg: string): void;
+  recordCheckpoint(stats: CompletedCheckpointStats): void;
+  emit(event: 'deployed' | 'restarting', payload: unknown): boolean;
+}
+
+/** What JobClient hands its cluster run (its private parts it needs). */
+export interface ClusterJobHost {
+  readonly jobModule: string;
+  onTaskEvent(task: DeployedTask, event: TaskEvent): void;
+  /** The execution now running (so `cancel()` reaches it). */
+  onExecution(execution: Execution): void;
+}
+
+interface PublishedAssignment extends ClusterAssignment {
+  readonly coordinator: string;
+  readonly epoch: number;
+  /** The run id of the job's first deployment: checkpoint records of this job carry it. */
+  readonly lineage: string;
+  readonly attempt: number;
+  /** The committed checkpoint every task restores, or null for a fresh start. */
+  readonly restore: { readonly checkpointId: number } | null;
+  /** The first checkpoint id of this run (ids keep increasing over restarts). */
+  readonly nextCheckpointId: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The run's subjects: `weir.cluster.<name>.<run>.up` (members → coordinator) and `.ctl`. */
+export function runSubjects(name: string, run: string): { up: string; ctl: string } {
+  return { up: `weir.cluster.${name}.${run}.up`, ctl: `weir.cluster.${name}.${run}.ctl` };
+}
+
+/**
+ * Runs this process's part of the job to its end. Resolves with its tasks' final metrics, or
+ * null when the execution was cancelled; rejects with the job's failure.
+ */
+export async function runClusterInstance(
+  client: JobClient,
+  host: ClusterJobHost,
+): Promise<{ metrics: ReadonlyMap<string, readonly OperatorMetrics[]>; restarts: number } | null> {
+  const o = client.options;
+  const cluster = o.cluster!;
+  const c = o.checkpointing!;
+  const log = (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) =>
+    client.log(level, { cluster: cluster.name, ...fields }, msg);
+  // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
+  // it without validating.
+  mkdirSync(cluster.checkpointDir, { recursive: true });
+  const storage = CheckpointStorage.open(cluster.checkpointDir);
+  const membership = await ClusterMembership.join(cluster);
+  const id = membership.instanceId;
+  membership.on('error', (e) => log('warn', { err: e.message }, 'membership'));
+  let lease: CoordinatorLease | null = null;
+  let conn: ClusterConnection | null = null;
+  const subs: Subscription[] = [];
+  let tick: NodeJS.Timeout | null = null;
+  try {
+    lease = await CoordinatorLease.open({ ...cluster, instanceId: id });
+    lease.on('error', (e) => log('warn', { err: e.message }, 'lease'));
+    lease.start();
+    conn = await openCluster(cluster, { create: true, role: `${id}:job` });
+    log('info', { instance: id }, 'joined; waiting for the assignment');
+    let previous: PublishedAssignment | null = null;
+    let nextCheckpointId = 1;
+    for (let attempt = 0; ; attempt++) {
+      const { assignment, upstream } = await awaitAssignment(
+        client,
+        cluster,
+        id,
+        membership,
+        lease,
+        conn,
+        log,
+        previous,
+        nextCheckpointId,
+      );
+      if (upstream) subs.push(upstream.sub);
+      const restore = assignment.restore
+        ? await readRestore(client, cluster.name, conn, storage, assignment)
+        : null;
+      const subjects = runSubjects(cluster.name, assignment.run);
+      const nc = conn.nc;
+      const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
+        nc.publish(subject, encoder.encode(JSON.stringify(m)));
+      const up = (m: MemberMessage) => send(subjects.up, m);
+
+      // The coordinator side (the instance that published the assignment).
+      let coordinatorDone: Promise<void> = Promise.resolve();
+      let checkpoints: ClusterCheckpoints | null = null;
+      let execution: Execution | null = null;
+      let failure = null as string | null;
+      /** The failure is a member that timed out: restart over the live members. */
+      let restartable = false;
+      const failLocal = (message: string) => {
+        failure ??= message;
+        execution?.fail(
+          new TaskFailureError(`cluster "${cluster.name}"`, undefined, message, undefined, {
+            failureKind: 'task',
+          }),
+        );
+      };
+      if (assignment.coordinator === id) {
+        const activeLease = lease;
+        let finished!: () => void;
+        coordinatorDone = new Promise((resolve) => {
+          finished = resolve;
+        });
+        const allTasks = Object.keys(assignment.tasks);
+        const cp = new ClusterCheckpoints({
+          run: assignment.run,
+          lineage: assignment.lineage,
+          firstCheckpointId: assignment.nextCheckpointId,
+          members: assignment.members,
+          tasks: allTasks,
+          sources: allTasks.filter(
+            (k) => client.plan.vertices[Number(k.split('/')[0])].operators[0].spec.kind === 'source',
+          ),
+          timeoutMs: c.timeout,
+          publish: (m) => send(subjects.ctl, m),
+          commit: async (record) => {
+            await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
+          },
+          onCompleted: (record, bytes, durationMs) => {
+            client.recordCheckpoint(statsOf(record, bytes, durationMs));
+            log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
+          },
+          onFailed: (message) => {
+            failLocal(message);
+            finished();
+          },
+          onFinished: () => finished(),
+        });
+        checkpoints = cp;
+        upstream!.attach((m) => cp.onMessage(m));
+        if (tick) clearInterval(tick);
+        tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
+      }
+
+      // The member side: relay the coordinator's messages to this instance's tasks.
+      const local = new Set(tasksOf(client.plan, assignment, id));
+      const byKey = new Map<string, DeployedTask>();
+      const call = (f: () => Promise<unknown>) => {
+        try {
+          void f().catch(() => undefined); // a task that already ended: its outcome says why
+        } catch {
+          // proxy released: the execution ended
+        }
+      };
+      subs.push(
+        nc.subscribe(subjects.ctl, {
+          callback: (_e, msg) => {
+            const m = JSON.parse(decoder.decode(msg.data)) as CoordinatorMessage;
+            switch (m.type) {
+              case 'trigger':
+                for (const key of m.tasks) {
+                  const t = byKey.get(key);
+                  if (t)
+                    call(() =>
+                      t.control.triggerCheckpoint(m.checkpointId, m.timestamp, 'checkpoint', m.final),
+                    );
+                }
+                return;
+              case 'complete':
+                for (const t of byKey.values())
+                  call(() => t.control.notifyCheckpointComplete(m.checkpointId));
+                return;
+              case 'abort':
+                for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
+                return;
+              case 'restart':
+                if (failure === null) restartable = true;
+                failLocal(m.reason);
+                return;
+              case 'fail':
+                if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
+                return;
+            }
+          },
+        }),
+      );
+      await nc.flush();
+      // A member of the assignment that times out (died, paused, cut off) ends this run; the
+      // survivors restart over the live members from the last committed checkpoint. A graceful
+      // leave (`left`) is a member whose part ended: finished after the final checkpoint, or failed,
+      // which it reported as `failed` first.
+      const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
+        if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
+          if (failure === null) restartable = true;
+          failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
+        }
+      };
+      membership.on('leave', onLeave);
+      // The coordinator lost its lease (expired under load, taken over): this run cannot commit
+      // any more; every member restarts from the last committed checkpoint under the next holder.
+      const onLost = (e: Error) => {
+        if (assignment.coordinator !== id) return;
+        checkpoints?.stop();
+        const reason = `the coordinator lost its lease: ${e.message}`;
+        send(subjects.ctl, { type: 'restart', reason });
+        if (failure === null) restartable = true;
+        failLocal(reason);
+      };
+      lease.on('lost', onLost);
+
+      const taskConfig: TaskCheckpointConfig = {
+        mode: c.mode,
+        dir: cluster.checkpointDir,
+        incremental: false,
+        fullEvery: c.fullEvery,
+        stateBackend: o.stateBackend,
+        unaligned: c.unaligned,
+        ...(c.alignmentTimeout !== null ? { alignmentTimeout: c.alignmentTimeout } : {}),
+      };
+      let running = 0;
+      const ex = new Execution(
+        client.plan,
+        {
+          jobModule: host.jobModule,
+          args: o.args,
+          parallelism: o.parallelism,
+          maxParallelism: o.maxParallelism,
+          attempt,
+          ringBytes: o.channels.ringBytes,
+          batchRecords: o.channels.batchRecords,
+          batchBytes: o.channels.batchBytes,
+          recordFormat: o.channels.recordFormat,
+          debloat: o.channels.debloat,
+          checkpointing: taskConfig,
+          stateBackend: o.stateBackend,
+          restore,
+          stuckTaskTimeout: o.stuckTaskTimeout,
+          faultInjection: o.faultInjection,
+          cluster: { placement: placementOf(assignment, id), remoteEdges: { servers: cluster.servers } },
+        },
+        (task, event) => {
+          host.onTaskEvent(task, event);
+          switch (event.kind) {
+            case 'running':
+              if (++running === local.size) up({ type: 'ready', member: id });
+              break;
+            case 'acknowledge':
+              up({
+                type: 'ack',
+                member: id,
+                checkpointId: event.checkpointId,
+                task: task.key,
+                state: event.state,
+                bytes: event.metrics.bytes ?? 0,
+              });
+              break;
+            case 'decline':
+              up({
+                type: 'decline',
+                member: id,
+                checkpointId: event.checkpointId,
+                task: task.key,
+                message: event.message,
+              });
+              break;
+            case 'input-ended':
+              up({ type: 'ended', member: id, task: task.key });
+              break;
+            default:
+              break;
+          }
+        },
+      );
+      execution = ex;
+      for (const t of ex.tasks) byKey.set(t.key, t);
+      if (failure !== null) failLocal(failure);
+      host.onExecution(ex);
+      client.emit('deployed', { attempt, restoredFrom: assignment.restore?.checkpointId });
+      log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
+      // A member with nothing assigned is ready at once.
+      if (local.size === 0) up({ type: 'ready', member: id });
+      const outcome: ExecutionOutcome = await ex.done;
+      membership.off('leave', onLeave);
+      lease.off('lost', onLost);
+      if (outcome.state === 'finished') {
+        up({ type: 'done', member: id });
+        await nc.flush();
+        await coordinatorDone;
+        if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
+        return { metrics: outcome.metrics, restarts: attempt };
+      }
+      if (outcome.state === 'cancelled') {
+        up({ type: 'failed', member: id, message: 'cancelled' });
+        checkpoints?.fail(`instance ${id} was cancelled`);
+        return null;
+      }
+      if (restartable) {
+        // Every survivor sees the member time out and comes here; the lease holder reassigns over
+        // the live members, restoring the last committed checkpoint.
+        if (checkpoints) nextCheckpointId = checkpoints.nextId;
+        checkpoints?.stop();
+        previous = assignment;
+        for (const s of subs.splice(0)) s.unsubscribe();
+        log('warn', { attempt: attempt + 1, err: failure }, 'member lost; restarting over the live members');
+        client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
+        continue;
+      }
+      // Tell the others (unless they told us).
+      if (failure === null || !failure.startsWith('instance ')) {
+        up({ type: 'failed', member: id, message: outcome.error.message });
+        checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
+      }
+      await nc.flush().catch(() => undefined);
+      throw outcome.error;
+    }
+  } finally {
+    if (tick) clearInterval(tick);
+    for (const s of subs) s.unsubscribe();
+    await lease?.close({ release: true }).catch(() => undefined);
+    await membership.leave().catch(() => undefined);
+    await conn?.close().catch(() => undefined);
+    await storage.close();
+  }
+}
+
+/**
+ * Waits for the assignment that names this instance. The lease holder publishes one once
+ * `instances` members are live. An assignment whose members are all live but that leaves this
+ * instance out is a job already running: joining it is not built yet (an error). One whose
+ * members are not all live is stale (an earlier run of the cluster name) and ignored.
+ */
+async function awaitAssignment(
+  client: JobClient,
+  cluster: NonNullable<JobClient['options']['cluster']>,
+  id: string,
+  membership: ClusterMembership,
+  lease: CoordinatorLease,
+  conn: ClusterConnection,
+  log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
+  previous: PublishedAssignment | null,
+  nextCheckpointId: number,
+): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
+  const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
+  let upstream: Upstream | null = null;
+  for (;;) {
+    if (client.options.signal?.aborted)
+      throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
+    const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
+    if (entry && entry.operation === 'PUT') {
+      const a = JSON.parse(entry.string()) as PublishedAssignment;
+      if (a.run === previous?.run) {
+        // The run that failed: wait for its successor.
+      } else if (a.members.includes(id)) {
+        checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
+        return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
+      }
+      const live = new Set(membership.members().map((m) => m.record.instanceId));
+      if (a.members.every((m) => live.has(m)))
+        throw new ClusterError(
+          cluster.name,
+          'joining',
+          `the job already runs on ${a.members.join(', ')}; joining a running job is not built yet`,
+        );
+    }
+    const epoch = lease.epoch;
+    if (upstream === null && epoch !== undefined) {
+      const live = membership
+        .members()
+        .map((m) => m.record.instanceId)
+        .sort();
+      if (live.length >= (previous ? 1 : cluster.instances) && live.includes(id)) {
+        const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
+        writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
+        const lineage = previous?.lineage ?? run;
+        const committed = previous ? await readCheckpointRecord(conn) : null;
+        const restoreId = committed?.lineage === lineage ? committed.checkpointId : null;
+        const a: PublishedAssignment = {
+          ...assignSubtasks(client.plan, live, run),
+          coordinator: id,
+          epoch,
+          lineage,
+          attempt: (previous?.attempt ?? -1) + 1,
+          restore: restoreId === null ? null : { checkpointId: restoreId },
+          nextCheckpointId: Math.max(nextCheckpointId, (restoreId ?? 0) + 1),
+        };
+        // Listen before publishing: a member may deploy and report `ready` before this loop
+        // reads the assignment back.
+        upstream = listenUpstream(conn, runSubjects(cluster.name, run).up, run);
+        await conn.nc.flush();
+        try {
+          await lease.commit(ASSIGNMENT_KEY, JSON.stringify(a));
+        } catch (e) {
+          // Lost the lease meanwhile: the next holder assigns.
+          log('warn', { err: (e as Error).message }, 'assignment not published');
+          upstream.sub.unsubscribe();
+          upstream = null;
+        }
+        continue;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, period));
+  }
+}
+
+/** The coordinator's subscription to its members' messages, buffering until the coordinator attaches. */
+interface Upstream {
+  readonly run: string;
+  readonly sub: Subscription;
+  attach(handler: (m: MemberMessage) => void): void;
+}
+
+function listenUpstream(conn: ClusterConnection, subject: string, run: string): Upstream {
+  const buffered: MemberMessage[] = [];
+  let handler: ((m: MemberMessage) => void) | null = null;
+  const sub = conn.nc.subscribe(subject, {
+    callback: (_e, msg) => {
+      const m = JSON.parse(decoder.decode(msg.data)) as MemberMessage;
+      if (handler) handler(m);
+      else buffered.push(m);
+    },
+  });
+  return {
+    run,
+    sub,
+    attach(h) {
+      handler = h;
+      for (const m of buffered.splice(0)) h(m);
+    },
+  };
+}
+
+async function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
+  const entry = await conn.coordinator.get(CHECKPOINT_KEY);
+  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as ClusterCheckpointRecord) : null;
+}
+
+/**
+ * The state every local task restores: the committed checkpoint the assignment names, planned as
+ * for a job of one process (task-restore-planner.ts) from the record's handles — chunks in the
+ * shared checkpoint directory, written by whichever instance ran the task then.
+ */
+async function readRestore(
+  client: JobClient,
+  name: string,
+  conn: ClusterConnection,
+  storage: CheckpointStorage,
+  a: PublishedAssignment,
+): Promise<Map<string, TaskRestoreState>> {
+  const record = await readCheckpointRecord(conn);
+  if (!record || record.lineage !== a.lineage || record.checkpointId !== a.restore!.checkpointId)
+    throw new ClusterError(
+      name,
+      'restoring',
+      `the committed checkpoint is ${record ? `${record.checkpointId} of ${record.lineage}` : 'missing'}, the assignment restores ${a.restore!.checkpointId} of ${a.lineage}`,
+    );
+  const plan = client.plan;
+  const metadata: CheckpointMetadata = {
+    checkpointId: record.checkpointId,
+    timestamp: record.completedAt,
+    incremental: false,
+    job: {
+      maxParallelism: plan.maxParallelism,
+      operators: plan.vertices.flatMap((v) =>
+        v.operators.map((op) => ({ operatorUid: op.uid, parallelism: v.parallelism, vertexId: v.vertexId })),
+      ),
+    },
+    subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
+      handles.operators.map((op) => ({
+        operatorUid: op.operatorUid,
+        subtaskIndex: Number(key.split('/')[1]),
+        chunks: op.chunks,
+      })),
+    ),
+  };
+  const packr = operatorStatePackr();
+  return planTaskRestores(plan, metadata, (h) => packr.unpack(storage.readChunk(h)) as unknown[]);
+}
+
+const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;
+
+/** The coordinator's probe file must be readable here: the checkpoint directory is shared. */
+function checkSharedDir(name: string, dir: string, run: string): void {
+  let text = '';
+  try {
+    text = readFileSync(join(dir, probeName(name, run)), 'utf8');
+  } catch {
+    // reported below
+  }
+  if (text !== run)
+    throw new ClusterError(
+      name,
+      'checking the checkpoint directory',
+      `${dir} does not hold the coordinator's probe file ${probeName(name, run)}: cluster.checkpointDir (or checkpointing.dir) must be the same directory on every instance (a shared file system for several machines)`,
+    );
+}
+
+function statsOf(record: ClusterCheckpointRecord, bytes: number, durationMs: number) {
+  return {
+    checkpointId: record.checkpointId,
+    triggerTimestamp: record.completedAt - durationMs,
+    durationMs,
+    maxAlignmentDurationMs: 0,
+    switchedToUnaligned: false,
+    maxSyncDurationMs: 0,
+    maxAsyncDurationMs: 0,
+    bytes,
+    subtasks: [],
+  };
+}

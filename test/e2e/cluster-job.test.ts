@@ -1,0 +1,215 @@
+/**
+ * A job formed by THREE processes through the public `cluster` option, against the machine's
+ * NATS server (127.0.0.1:4222): test/fixtures/jobs/split-sum.mjs (sequence → map | keyBy →
+ * running sum → exactly-once collect sink) at parallelism 3, each instance a child process
+ * running test/fixtures/cluster/cluster-instance.mjs (startJob with `cluster: { servers, name,
+ * instances: 3 }` and one shared checkpoint directory). The instances find each other, the lease
+ * holder assigns one source and one sum subtask to each, hash edges cross processes as remote
+ * flows, and checkpoints are coordinated over NATS and committed through the lease's fence.
+ *
+ * Synchronised on flag files and IPC only: every source holds after `hold` records (writing
+ * `held-<subtask>`), the test waits for the first checkpoint committed after all three held,
+ * then releases the sources. Exactly-once is checked on the sinks' side: the union of what the
+ * three instances' sink subtasks delivered is exactly the running sums of the input, no
+ * duplicate, nothing lost.
+ *
+ * Kill cases (a non-coordinator member, then the coordinator): after that checkpoint the victim
+ * gets SIGKILL; the survivors time it out (`timeoutMs` 2 000), the lease holder reassigns over
+ * them, both redeploy restoring the last committed checkpoint; only then are the sources released.
+ * Sink side: every transaction committed by any instance (each instance reports its deliveries as
+ * they happen, so the victim's arrive before it dies), counted once by its id, is exactly the
+ * running sums. Cleanup: the cluster's two KV buckets are deleted, children killed, the directory
+ * removed.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
+import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { ROOT } from './cli-process.js';
+import { expectExactRunningSums, type RunningSum } from './helpers.js';
+
+const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
+const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
+const SERVERS = ['nats://127.0.0.1:4222'];
+const N = 6000;
+const HOLD = 500;
+const KEYS = 10;
+const INSTANCES = 3;
+
+interface InstanceMessage {
+  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'collected' | 'restarting';
+  transaction?: string | null;
+  records?: RunningSum[];
+  restarts?: number;
+  checkpointId?: number;
+  status?: string;
+  sinks?: Record<string, RunningSum[]>;
+  checkpoints?: number;
+  message?: string;
+  stack?: string;
+}
+
+class Log {
+  readonly messages: (InstanceMessage & { instance: number })[] = [];
+  #waiters: (() => void)[] = [];
+  failure: string | null = null;
+  add(instance: number, m: InstanceMessage): void {
+    this.messages.push({ ...m, instance });
+    if (m.kind === 'error' || m.kind === 'exit')
+      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
+    for (const w of this.#waiters.splice(0)) w();
+  }
+  async until(what: string, pred: () => boolean): Promise<void> {
+    while (!pred()) {
+      if (this.failure !== null)
+        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+  /** Calls `f` at the next message (whatever it is). */
+  onNext(f: () => void): void {
+    this.#waiters.push(f);
+  }
+  of(kind: InstanceMessage['kind']) {
+    return this.messages.filter((m) => m.kind === kind);
+  }
+}
+
+function whenFiles(dir: string, names: readonly string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const all = () => names.every((n) => existsSync(path.join(dir, n)));
+    const watcher = watch(dir, () => {
+      if (all()) {
+        watcher.close();
+        resolve();
+      }
+    });
+    if (all()) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Starts `INSTANCES` instances of split-sum.mjs on a fresh cluster; cleans everything up after the test. */
+function startInstances(timeoutMs?: number) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-job-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const name = `job${process.pid}-${Date.now().toString(36)}`;
+  cleanups.push(async () => {
+    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
+      create: false,
+      role: 'cleanup',
+    }).catch(() => null);
+    if (conn) {
+      await destroyCluster(conn);
+      await conn.close();
+    }
+  });
+  const log = new Log();
+  const children: ChildProcess[] = [];
+  for (let i = 0; i < INSTANCES; i++) {
+    const child = fork(HOST, [
+      JSON.stringify({
+        job: JOB,
+        options: {
+          parallelism: INSTANCES,
+          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+          checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+          cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs },
+        },
+      }),
+    ]);
+    child.on('message', (m) => log.add(i, m as InstanceMessage));
+    child.on('exit', (code, signal) => {
+      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
+        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    children.push(child);
+  }
+  return { dir, name, log, children };
+}
+
+/** Every source holds after HOLD records; then a checkpoint is committed while they hold. */
+async function untilHeldAndCheckpointed(dir: string, log: Log): Promise<void> {
+  await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
+  await whenFiles(
+    dir,
+    Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
+  );
+  const before = log.of('checkpoint').length;
+  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+  expect(new Set(log.of('checkpoint').map((m) => m.instance)).size).toBe(1); // one coordinator
+}
+
+describe('a job formed by three processes (the cluster option)', () => {
+  it('assigns, deploys and checkpoints across the instances; the union of their committed output is exact', async () => {
+    const { dir, name, log, children } = startInstances();
+    await untilHeldAndCheckpointed(dir, log);
+    writeFileSync(path.join(dir, 'release'), '');
+    await log.until('every result', () => log.of('result').length === INSTANCES);
+    const results = log.of('result');
+    for (const r of results) expect(r.status).toBe('finished');
+    // Each instance delivered what its own sink subtask committed; together, exactly the input.
+    const sums = results.flatMap((r) => r.sinks!.sums);
+    expect(results.filter((r) => r.sinks!.sums.length > 0)).toHaveLength(INSTANCES);
+    expectExactRunningSums(sums, N, KEYS);
+    // The probe of the shared checkpoint directory was written there.
+    expect(
+      readdirSync(path.join(dir, 'checkpoints')).some((f) => f.startsWith(`.weir-cluster-${name}-`)),
+    ).toBe(true);
+    for (const c of children) c.send({ cmd: 'exit' });
+  });
+
+  it.each([
+    ['a member that is not the coordinator', false],
+    ['the coordinator', true],
+  ])(
+    'SIGKILL of %s mid-run: the survivors restart over themselves from the last committed checkpoint; the committed output is exact',
+    async (_what, killCoordinator) => {
+      const { dir, log, children } = startInstances(2000);
+      await untilHeldAndCheckpointed(dir, log);
+      const coordinator = log.of('checkpoint')[0].instance;
+      const victim = killCoordinator ? coordinator : (coordinator + 1) % INSTANCES;
+      const survivors = [0, 1, 2].filter((i) => i !== victim);
+      const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
+      children[victim].kill('SIGKILL');
+      await victimExited;
+      log.failure = null; // the victim's exit, expected
+      const deployedTwice = (i: number) =>
+        log.messages.filter((m) => m.instance === i && m.kind === 'deployed').length >= 2;
+      await log.until('both survivors redeployed', () => survivors.every(deployedTwice));
+      writeFileSync(path.join(dir, 'release'), '');
+      await log.until("the survivors' results", () => log.of('result').length === survivors.length);
+      for (const r of log.of('result')) {
+        expect(r.status).toBe('finished');
+        expect(r.restarts).toBe(1);
+      }
+      // Sink side: every committed transaction, from any instance (the victim's before it died),
+      // counted once by its id (a transaction of the restored checkpoint is committed again on restore).
+      const byTransaction = new Map<string, RunningSum[]>();
+      for (const m of log.of('collected')) {
+        expect(m.transaction).not.toBeNull();
+        // A repeat carries the same records (one delivery per transaction): the sink-side dedup.
+        if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
+        else byTransaction.set(m.transaction!, m.records!);
+      }
+      expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+      // The restart restored a checkpoint committed before the kill: the survivors' part after it.
+      expect(log.of('checkpoint').length).toBeGreaterThanOrEqual(2);
+      for (const i of survivors) children[i].send({ cmd: 'exit' });
+    },
+  );
+});

@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type ClusterCheckpointRecord,
+  ClusterCheckpoints,
+  type CoordinatorMessage,
+  type MemberMessage,
+} from '../../../src/cluster/cluster-checkpoints.js';
+import { seededRandom } from '../../../src/verify/failure-schedule.js';
+
+const TASKS = ['0/0', '0/1', '1/0', '1/1'];
+const SOURCES = ['0/0', '0/1'];
+const MEMBERS = ['a', 'b'];
+const memberOf = (t: string) => (t.endsWith('/0') ? 'a' : 'b');
+const state = { operators: [] };
+
+function setup(o: { commit?: (r: ClusterCheckpointRecord) => Promise<void>; timeoutMs?: number } = {}) {
+  const published: CoordinatorMessage[] = [];
+  const committed: ClusterCheckpointRecord[] = [];
+  const events: string[] = [];
+  let clock = 0;
+  const cp = new ClusterCheckpoints({
+    run: 'r1',
+    members: MEMBERS,
+    tasks: TASKS,
+    sources: SOURCES,
+    timeoutMs: o.timeoutMs ?? 1000,
+    publish: (m) => published.push(m),
+    commit:
+      o.commit ??
+      (async (r) => {
+        committed.push(r);
+      }),
+    onFailed: (m) => events.push(`failed: ${m}`),
+    onFinished: () => events.push('finished'),
+    now: () => clock,
+  });
+  return {
+    cp,
+    published,
+    committed,
+    events,
+    advance: (ms: number) => {
+      clock += ms;
+    },
+    send: (m: MemberMessage) => cp.onMessage(m),
+    ack: (id: number, task: string) =>
+      cp.onMessage({ type: 'ack', member: memberOf(task), checkpointId: id, task, state, bytes: 10 }),
+  };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('ClusterCheckpoints', () => {
+  it('triggers only once every member is ready; completes after the fenced commit, then publishes complete', async () => {
+    const s = setup();
+    s.cp.tick();
+    s.send({ type: 'ready', member: 'a' });
+    s.cp.tick();
+    expect(s.published).toEqual([]);
+    s.send({ type: 'ready', member: 'b' });
+    s.cp.tick();
+    expect(s.published).toEqual([
+      expect.objectContaining({ type: 'trigger', checkpointId: 1, final: false, tasks: SOURCES }),
+    ]);
+    s.cp.tick(); // one at a time
+    expect(s.published).toHaveLength(1);
+    for (const t of TASKS.slice(0, 3)) s.ack(1, t);
+    s.ack(2, '1/1'); // not the pending one
+    s.ack(1, '1/0'); // twice
+    await flush();
+    expect(s.committed).toEqual([]);
+    s.ack(1, '1/1');
+    await flush();
+    expect(s.committed).toEqual([expect.objectContaining({ run: 'r1', checkpointId: 1, final: false })]);
+    expect(Object.keys(s.committed[0].tasks).sort()).toEqual([...TASKS].sort());
+    expect(s.published.at(-1)).toEqual({ type: 'complete', checkpointId: 1 });
+  });
+
+  it('a refused commit (the fence) publishes no complete and fails the job on every member', async () => {
+    const s = setup({
+      commit: async () => {
+        throw new Error('superseded');
+      },
+    });
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    s.cp.tick();
+    for (const t of TASKS) s.ack(1, t);
+    await flush();
+    expect(s.published.some((m) => m.type === 'complete')).toBe(false);
+    expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'fail', member: 'coordinator' }));
+    expect(s.events).toEqual([expect.stringMatching(/checkpoint 1 not committed: superseded/)]);
+  });
+
+  it('a decline or a timeout aborts; a member failure fails every member', () => {
+    const s = setup({ timeoutMs: 50 });
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    s.cp.tick();
+    s.send({ type: 'decline', member: 'a', checkpointId: 1, task: '1/0', message: 'no' });
+    expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'abort', checkpointId: 1 }));
+    s.cp.tick();
+    expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'trigger', checkpointId: 2 }));
+    s.advance(51);
+    s.cp.tick();
+    expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'abort', checkpointId: 2 }));
+    s.send({ type: 'failed', member: 'b', message: 'boom' });
+    expect(s.published.at(-1)).toEqual({ type: 'fail', member: 'b', message: 'instance b failed: boom' });
+    expect(s.events).toEqual(['failed: instance b failed: boom']);
+    s.cp.tick();
+    expect(s.published.at(-1)?.type).toBe('fail');
+  });
+
+  it('seeded orders: every task ends; a late trigger for a task that ended during a checkpoint; final on all tasks; finished once every member is done', async () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const rand = seededRandom(seed);
+      const s = setup();
+      for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+      const ended = new Set<string>();
+      const acked = new Map<number, Set<string>>();
+      let done = false;
+      for (let step = 0; step < 400 && !done; step++) {
+        const r = rand();
+        const pending = s.cp.pendingId;
+        if (r < 0.3) s.cp.tick();
+        else if (r < 0.45 && ended.size < TASKS.length) {
+          const t = TASKS.filter((x) => !ended.has(x))[Math.floor(rand() * (TASKS.length - ended.size))];
+          ended.add(t);
+          s.send({ type: 'ended', member: memberOf(t), task: t });
+        } else if (pending !== null) {
+          const got = acked.get(pending) ?? new Set();
+          acked.set(pending, got);
+          const t = TASKS[Math.floor(rand() * TASKS.length)];
+          got.add(t);
+          s.ack(pending, t);
+          await flush();
+        }
+        const last = s.published.at(-1);
+        if (last?.type === 'complete' && s.committed.at(-1)?.final) done = true;
+      }
+      // Drive it to the end: ack whatever is pending until the final one completed.
+      for (const t of TASKS) if (!ended.has(t)) s.send({ type: 'ended', member: memberOf(t), task: t });
+      for (let i = 0; i < 10 && !s.committed.at(-1)?.final; i++) {
+        s.cp.tick();
+        const id = s.cp.pendingId;
+        if (id !== null) for (const t of TASKS) s.ack(id, t);
+        await flush();
+      }
+      const final = s.committed.at(-1)!;
+      expect(final.final).toBe(true);
+      const trigger = s.published.find((m) => m.type === 'trigger' && m.checkpointId === final.checkpointId);
+      expect(trigger).toEqual(expect.objectContaining({ final: true, tasks: TASKS }));
+      // Committed ids increase; each was completed after its commit; no trigger after the final.
+      const ids = s.committed.map((c) => c.checkpointId);
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+      const completes = s.published.filter((m) => m.type === 'complete').map((m) => m.checkpointId);
+      expect(completes).toEqual(ids);
+      const finalAt = s.published.findIndex(
+        (m) => m.type === 'complete' && m.checkpointId === final.checkpointId,
+      );
+      expect(s.published.slice(finalAt + 1).filter((m) => m.type === 'trigger')).toEqual([]);
+      // Periodic triggers never name a task that had not ended, apart from sources.
+      for (const m of s.published)
+        if (m.type === 'trigger' && !m.final)
+          for (const t of m.tasks) expect(SOURCES.includes(t) || t.startsWith('1/')).toBe(true);
+      expect(s.events).toEqual([]);
+      s.send({ type: 'done', member: 'a' });
+      expect(s.events).toEqual([]);
+      s.send({ type: 'done', member: 'b' });
+      expect(s.events).toEqual(['finished']);
+    }
+  });
+
+  it('a task that ends while it still owes the pending checkpoint is triggered directly', () => {
+    const s = setup();
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    s.cp.tick();
+    s.ack(1, '1/0');
+    s.send({ type: 'ended', member: 'a', task: '1/0' }); // acked already: no trigger
+    expect(s.published.filter((m) => m.type === 'trigger')).toHaveLength(1);
+    s.send({ type: 'ended', member: 'b', task: '1/1' });
+    expect(s.published.at(-1)).toEqual(
+      expect.objectContaining({ type: 'trigger', checkpointId: 1, tasks: ['1/1'] }),
+    );
+  });
+});
