@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests run against src/ for unit tests; anything that starts worker threads imports dist/
@@ -12,8 +13,29 @@ import { defineConfig } from 'vitest/config';
 //   `describe` scope and clean up in `afterEach`), so they share a child process.
 // - `e2e` (test/e2e): real jobs in real worker threads, some counting the process's OS threads,
 //   one setting TMPDIR: each file keeps a fresh process of its own.
+//
+// How many files run at once. Vitest's default is availableParallelism() - 1: one file at a time
+// on a 2-core machine, which left the suite at ~15-19 min (1 014 s on Node 20 in CI), although an
+// e2e file mostly waits (rate-limited sources, services, child processes, worker threads handing
+// records over): e2e forks used 366 s of CPU in an 1 156 s run. Files are independent: every
+// service object (table, stream, bucket, key) has a pid- and time-stamped name, every port is 0,
+// every directory comes from mkdtemp, and what a file counts (OS threads, open files, timers) or
+// sets (TMPDIR) is its own process's. So one file per core runs: the e2e project took 715 s
+// instead of 1 156 s, all passing (2026-12-02 10:23 and 11:03 UTC, load 15-28 from other sessions).
+// Not more: with four at once (load 28-40) six timing-sensitive tests failed (file-connectors p=1
+// restarts 0, savepoint-commits, savepoint-restore-commits 'sources-finished', stuck-task's 1 s
+// checkpoint timeout, verify-services/verify-sigkill 'pass' instead of 'fail'). WEIR_TEST_WORKERS
+// overrides it (1: one file at a time). Vitest runs the e2e files first (longest first once it has
+// timings) and the unit files last, which then share their forks as before (isolate: false).
+const workers = Number(process.env.WEIR_TEST_WORKERS ?? Math.max(1, availableParallelism()));
+if (!Number.isInteger(workers) || workers < 1)
+  throw new RangeError(
+    `WEIR_TEST_WORKERS must be a whole number >= 1, got "${process.env.WEIR_TEST_WORKERS}"`,
+  );
+
 export default defineConfig({
   test: {
+    maxWorkers: workers,
     // Generous: e2e tests run real jobs, and at a load of 20-30 on 2 cores (another suite beside
     // this one) several connector tests took over 60 s. A test that hangs still fails, later.
     testTimeout: 180_000,

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { type JobOptions, type JobResult, startJob } from '../../dist/index.js';
+import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
 
 export const fixture = (name: string): string =>
   fileURLToPath(new URL(`../fixtures/jobs/${name}`, import.meta.url));
@@ -18,9 +20,11 @@ export function threadCount(): number {
 /**
  * Resolves once the thread count is back to `expected`, or with the last count after `ms`. An
  * exiting thread may still be tearing down for a moment after `terminate()` resolved, so the
- * check waits for the condition (bounded) instead of reading once.
+ * check waits for the condition (bounded) instead of reading once. The bound is generous (30 s):
+ * it only ends the wait for a thread that leaked; a loaded machine (files run side by side) can
+ * take seconds to tear one down, and a count that is back returns at once.
  */
-export async function threadCountSettles(expected: number, ms = 3000): Promise<number> {
+export async function threadCountSettles(expected: number, ms = 30_000): Promise<number> {
   const deadline = Date.now() + ms;
   for (;;) {
     const n = threadCount();
@@ -147,4 +151,57 @@ export function holdFlag(): { readonly path: string; release(): void; dispose():
     release: () => writeFileSync(file, ''),
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Runs a keyed running-sum fixture (`job`) over the values 0..n-1 with `keys` keys to its end and
+ * returns the result and its `sums` sink. Restarts: 3 without delay unless `options` says
+ * otherwise; `args` add to (or override) n and keys.
+ */
+export async function runSums(
+  job: string,
+  n: number,
+  keys: number,
+  args: Record<string, string>,
+  options: JobOptions,
+): Promise<{ result: JobResult; sums: RunningSum[] }> {
+  const client = await startJob(fixture(job), {
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+    ...options,
+    args: { n: String(n), keys: String(keys), ...args },
+  });
+  const result = await client.done;
+  return { result, sums: result.sinks.sums as RunningSum[] };
+}
+
+/** The completed checkpoints in `dir`, oldest first: whether each one references channel state. */
+export async function channelStateByCheckpoint(dir: string): Promise<boolean[]> {
+  const storage = CheckpointStorage.open(dir, { create: false });
+  try {
+    return storage
+      .listCompleted()
+      .map((id) =>
+        Boolean(
+          storage.loadMetadata(id)?.subtasks.some((s) => s.chunks.some((c) => c.name === 'channel-state')),
+        ),
+      );
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * The output of a running-sum job restored from a checkpoint (values 0..n-1): every key's final
+ * sum and count are exact, and the counts the restored run emitted per key follow each other with
+ * no gap and no repeat (they continue where the checkpoint left them).
+ */
+export function expectRestoredRunningSums(sums: readonly RunningSum[], n: number, keys: number): void {
+  const finals = finalByKey(sums, (s) => s.count);
+  for (const [key, e] of expectedSums(n, keys)) expect(finals.get(key)).toEqual({ key, ...e });
+  const perKey = new Map<number, number[]>();
+  for (const s of sums) (perKey.get(s.key) ?? perKey.set(s.key, []).get(s.key)!).push(s.count);
+  for (const counts of perKey.values()) {
+    counts.sort((x, y) => x - y);
+    for (let i = 1; i < counts.length; i++) expect(counts[i]).toBe(counts[i - 1] + 1);
+  }
 }

@@ -11,37 +11,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type JobOptions, startJob } from '../../dist/index.js';
-import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { expectExactRunningSums, expectedSums, finalByKey, fixture, type RunningSum } from './helpers.js';
+import {
+  channelStateByCheckpoint,
+  expectExactRunningSums,
+  expectRestoredRunningSums,
+  fixture,
+  type RunningSum,
+  runSums,
+} from './helpers.js';
 
 const N = 30_000;
 const KEYS = 10;
 
-async function run(args: Record<string, string>, options: JobOptions) {
-  const client = await startJob(fixture('overtake-sum.mjs'), {
-    restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
-    ...options,
-    args: { n: String(N), keys: String(KEYS), ...args },
-  });
-  const result = await client.done;
-  return { result, sums: result.sinks.sums as RunningSum[] };
-}
-
-/** Completed checkpoints in `dir`, oldest first, and whether each references channel state. */
-async function channelStateByCheckpoint(dir: string): Promise<boolean[]> {
-  const storage = CheckpointStorage.open(dir, { create: false });
-  try {
-    return storage
-      .listCompleted()
-      .map((id) =>
-        Boolean(
-          storage.loadMetadata(id)?.subtasks.some((s) => s.chunks.some((c) => c.name === 'channel-state')),
-        ),
-      );
-  } finally {
-    await storage.close();
-  }
-}
+const run = (args: Record<string, string>, options: JobOptions) =>
+  runSums('overtake-sum.mjs', N, KEYS, args, options);
 
 let dir: string | undefined;
 afterEach(() => {
@@ -101,14 +84,6 @@ describe('unaligned barriers overtake full rings', () => {
     const result = await client.done;
     expect(restored).toHaveLength(1);
     // Run 2 emits the counts after the checkpoint, each once, up to the exact finals.
-    const sums = result.sinks.sums as RunningSum[];
-    const finals = finalByKey(sums, (s) => s.count);
-    for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-    const perKey = new Map<number, number[]>();
-    for (const s of sums) (perKey.get(s.key) ?? perKey.set(s.key, []).get(s.key)!).push(s.count);
-    for (const counts of perKey.values()) {
-      counts.sort((x, y) => x - y);
-      for (let i = 1; i < counts.length; i++) expect(counts[i]).toBe(counts[i - 1] + 1);
-    }
+    expectRestoredRunningSums(result.sinks.sums as RunningSum[], N, KEYS);
   }, 180_000);
 });

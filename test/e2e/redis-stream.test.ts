@@ -69,13 +69,32 @@ describe('Redis stream connectors end to end', () => {
   /** A fresh input stream holding { key, value } for value 0..N-1. */
   async function inputStream(): Promise<string> {
     const input = key();
-    for (let from = 0; from < N; from += 1000) {
-      const p = redis.pipeline();
-      for (let v = from; v < from + 1000; v++)
-        p.xadd(input, '*', 'data', JSON.stringify({ key: v % KEYS, value: v }));
-      await p.exec();
-    }
+    await addEntries(input, 0, N);
     return input;
+  }
+
+  /**
+   * service-pipelines.mjs from Redis stream `input` through the keyed running sum to Redis stream
+   * `out`, exactly-once at p=2, with a throw after a checkpoint (3 restarts); `args` add to the
+   * job's arguments.
+   */
+  function startRedisSums(input: string, out: string, args: Record<string, string> = {}) {
+    return startJob(fixture('service-pipelines.mjs'), {
+      parallelism: 2,
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      checkpointing: { interval: 100, mode: 'exactly-once' },
+      args: {
+        n: String(N),
+        keys: String(KEYS),
+        source: 'redis',
+        sink: 'redis',
+        url: URL,
+        stream: input,
+        out,
+        failure: 'throw',
+        ...args,
+      },
+    });
   }
 
   /** The output stream holds every running sum exactly once and the exact final sums. */
@@ -90,21 +109,7 @@ describe('Redis stream connectors end to end', () => {
   it('(a) bounded source -> running sum -> sink, exactly-once, p=2, a throw after a checkpoint: exact', async () => {
     const input = await inputStream();
     const out = key();
-    const client = await startJob(fixture('service-pipelines.mjs'), {
-      parallelism: 2,
-      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
-      checkpointing: { interval: 100, mode: 'exactly-once' },
-      args: {
-        n: String(N),
-        keys: String(KEYS),
-        source: 'redis',
-        sink: 'redis',
-        url: URL,
-        stream: input,
-        out,
-        failure: 'throw',
-      },
-    });
+    const client = await startRedisSums(input, out);
     const result = await client.done;
     expect(result.restarts).toBe(1);
     await expectExactOutput(out);
@@ -233,23 +238,7 @@ describe('Redis stream connectors end to end', () => {
     const input = key();
     await addEntries(input, 0, N / 2);
     const out = key();
-    const client = await startJob(fixture('service-pipelines.mjs'), {
-      parallelism: 2,
-      restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
-      checkpointing: { interval: 100, mode: 'exactly-once' },
-      args: {
-        n: String(N),
-        keys: String(KEYS),
-        source: 'redis',
-        unbounded: 'true',
-        sink: 'redis',
-        url: URL,
-        stream: input,
-        out,
-        failure: 'throw',
-        at: '0.25',
-      },
-    });
+    const client = await startRedisSums(input, out, { unbounded: 'true', at: '0.25' });
     let restarts = 0;
     client.on('restarting', () => restarts++);
     const done = client.done.catch((error: unknown) => error);

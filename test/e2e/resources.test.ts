@@ -26,8 +26,8 @@ function openFilesUnder(dir: string): string[] {
 
 const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-/** Waits (bounded) for a resource count to come back down; returns the last value. */
-async function settles(read: () => number, expected: number, ms = 3000): Promise<number> {
+/** Waits (bounded, as threadCountSettles) for a resource count to come back down; returns the last value. */
+async function settles(read: () => number, expected: number, ms = 30_000): Promise<number> {
   const deadline = Date.now() + ms;
   for (;;) {
     const n = read();

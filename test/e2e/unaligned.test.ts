@@ -8,38 +8,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError, type JobOptions, startJob } from '../../dist/index.js';
-import { CheckpointStorage } from '../../dist/state/storage/checkpoint-storage.js';
-import { expectExactRunningSums, expectedSums, finalByKey, fixture, type RunningSum } from './helpers.js';
+import {
+  channelStateByCheckpoint,
+  expectExactRunningSums,
+  expectRestoredRunningSums,
+  fixture,
+  type RunningSum,
+  runSums,
+} from './helpers.js';
 
 const N = 8000;
 const KEYS = 10;
 
-async function run(args: Record<string, string>, options: JobOptions) {
-  const client = await startJob(fixture('two-input-sum.mjs'), {
-    restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
-    ...options,
-    args: { n: String(N), keys: String(KEYS), ...args },
-  });
-  const result = await client.done;
-  return { result, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
-}
+const run = (args: Record<string, string>, options: JobOptions) =>
+  runSums('two-input-sum.mjs', N, KEYS, args, options);
 
 const expectExact = (sums: readonly RunningSum[]): void => expectExactRunningSums(sums, N, KEYS);
 
 /** Checkpoints in `dir` whose metadata references channel state. */
-async function checkpointsWithChannelState(dir: string): Promise<number> {
-  const storage = CheckpointStorage.open(dir, { create: false });
-  try {
-    let n = 0;
-    for (const id of storage.listCompleted()) {
-      const m = storage.loadMetadata(id);
-      if (m?.subtasks.some((s) => s.chunks.some((c) => c.name === 'channel-state'))) n++;
-    }
-    return n;
-  } finally {
-    await storage.close();
-  }
-}
+const checkpointsWithChannelState = async (dir: string): Promise<number> =>
+  (await channelStateByCheckpoint(dir)).filter(Boolean).length;
 
 let dir: string | undefined;
 afterEach(() => {
@@ -134,15 +122,7 @@ describe('unaligned checkpoints', () => {
     expect(restored).toHaveLength(1);
     // The collect sink of run 2 holds what run 2 committed: every key's final sum and count are
     // exact, and the counts run 2 emitted continue exactly where the checkpoint left them.
-    const sums = result.sinks.sums as { key: number; sum: number; count: number }[];
-    const finals = finalByKey(sums, (s) => s.count);
-    for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
-    const perKey = new Map<number, number[]>();
-    for (const s of sums) (perKey.get(s.key) ?? perKey.set(s.key, []).get(s.key)!).push(s.count);
-    for (const counts of perKey.values()) {
-      counts.sort((x, y) => x - y);
-      for (let i = 1; i < counts.length; i++) expect(counts[i]).toBe(counts[i - 1] + 1);
-    }
+    expectRestoredRunningSums(result.sinks.sums as RunningSum[], N, KEYS);
     // Two rate-limited runs (52 s alone at load ~70): 60 s was too little under load.
   }, 180_000);
 });
