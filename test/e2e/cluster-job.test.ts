@@ -22,7 +22,7 @@
  * removed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,7 +30,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { ROOT } from './cli-process.js';
-import { expectExactRunningSums, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -77,22 +77,6 @@ class Log {
   of(kind: InstanceMessage['kind']) {
     return this.messages.filter((m) => m.kind === kind);
   }
-}
-
-function whenFiles(dir: string, names: readonly string[]): Promise<void> {
-  return new Promise((resolve) => {
-    const all = () => names.every((n) => existsSync(path.join(dir, n)));
-    const watcher = watch(dir, () => {
-      if (all()) {
-        watcher.close();
-        resolve();
-      }
-    });
-    if (all()) {
-      watcher.close();
-      resolve();
-    }
-  });
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -1,5 +1,5 @@
 /** Shared helpers for end-to-end tests: they run real jobs from dist/ in real worker threads. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -204,4 +204,21 @@ export function expectRestoredRunningSums(sums: readonly RunningSum[], n: number
     counts.sort((x, y) => x - y);
     for (let i = 1; i < counts.length; i++) expect(counts[i]).toBe(counts[i - 1] + 1);
   }
+}
+
+/** Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed). */
+export function whenFiles(dir: string, names: readonly string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const all = () => names.every((n) => existsSync(path.join(dir, n)));
+    const watcher = watch(dir, () => {
+      if (all()) {
+        watcher.close();
+        resolve();
+      }
+    });
+    if (all()) {
+      watcher.close();
+      resolve();
+    }
+  });
 }
