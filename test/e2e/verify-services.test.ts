@@ -4,7 +4,11 @@
 // plain variable is caught from what each service holds (changed records after a SIGKILL and
 // restore), naming the sink; an upsert-mode sink is refused by name; a database that cannot be
 // read is a VerifyReadBackError. Every table and stream has a unique name and is dropped at the
-// end. The tests wait on verifyJob only.
+// end. The SIGKILL tests pass args.hold, so the failure run's source holds the end of its input
+// until the kill lands (see verify-gated-source.mjs). The tests wait on verifyJob only.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
@@ -25,6 +29,7 @@ const suffix = `${process.pid}_${Date.now()}`;
 const tables: string[] = [];
 const streams: string[] = [];
 const natsStreams: string[] = [];
+const dirs: string[] = [];
 let db: pg.Pool;
 let redis: Redis;
 let nc: NatsConnection;
@@ -36,6 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
   for (const t of tables) {
     await db.query(`DROP TABLE IF EXISTS ${t}`);
     await db.query('DELETE FROM weir_sink_commits WHERE sink_id LIKE $1', [`${t}:%`]).catch(() => undefined);
@@ -71,6 +77,15 @@ async function sinkArgs(
   return { sink: 'jetstream', servers: NATS, subject: `${stream}.sums` };
 }
 
+/** A new empty directory for the fixtures' args.hold (removed after the tests). */
+function holdDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'weir-verify-services-'));
+  dirs.push(d);
+  const hold = path.join(d, 'hold');
+  mkdirSync(hold);
+  return hold;
+}
+
 /** The sink's verdict; the report must name exactly that one sink. */
 function onlySink(report: VerifyReport) {
   expect(report.sinks).toHaveLength(1);
@@ -103,9 +118,10 @@ describe('weir verify: service sinks read back', () => {
   ] as const)(
     'catches state in a plain variable from what %s committed (SIGKILL and restore)',
     async (_, type) => {
-      // Seed 11: the kill comes after the attempt's second checkpoint (see verify-sigkill.test.ts).
+      // Seed 11: the kill comes after the attempt's second checkpoint (see verify-sigkill.test.ts);
+      // args.hold: the end of the input waits for it.
       const report = await verifyJob(fixture('verify-services.mjs'), {
-        args: { ...(await sinkArgs(type, 'plain')), plain: '1' },
+        args: { ...(await sinkArgs(type, 'plain')), plain: '1', hold: holdDir() },
         kinds: ['sigkill'],
         failures: 1,
         seed: 11,

@@ -6,9 +6,11 @@
 // that writes before the checkpoint completes is caught with duplicates, and an operator that
 // keeps its state in a plain variable (lost with the process, while the source rewinds) with
 // changed records, each naming the sink. Seeds are chosen so that the first kill comes after the
-// first completed checkpoint, which the fixtures' gated source always reaches; the tests wait on
-// the command's end or verifyJob only.
-import { mkdtempSync, rmSync } from 'node:fs';
+// first completed checkpoint, which the fixtures' gated source always reaches; with args.hold the
+// source of the failure run's first attempt holds the end of its input until the kill lands, so the
+// kill fires however slowly verify reacts (see verify-gated-source.mjs). The tests wait on the
+// command's end or verifyJob only.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +19,15 @@ import { weirToEnd } from './cli-process.js';
 import { fixture } from './helpers.js';
 
 let dir: string | undefined;
+
+/** A new temporary directory (removed after the test) with an empty `hold` directory in it. */
+function tempDir(prefix: string): { dir: string; hold: string } {
+  dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const hold = path.join(dir, 'hold');
+  mkdirSync(hold);
+  return { dir, hold };
+}
+
 afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
@@ -24,13 +35,15 @@ afterEach(() => {
 
 describe('weir verify: sigkill failures', () => {
   it('passes a correct job SIGKILLed and restored from its latest checkpoint (CLI, --json)', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'weir-verify-sigkill-'));
+    const { dir, hold } = tempDir('weir-verify-sigkill-');
     const out = path.join(dir, 'out');
     const r = await weirToEnd([
       'verify',
       fixture('verify-correct.mjs'),
       '--arg',
       `out=${out}`,
+      '--arg',
+      `hold=${hold}`,
       '--kinds',
       'sigkill',
       '--failures',
@@ -75,12 +88,12 @@ describe('weir verify: sigkill failures', () => {
   }, 300_000);
 
   it('catches a sink that writes before the checkpoint completes: duplicates, naming the sink', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'weir-verify-sigkill-eager-'));
+    const { dir, hold } = tempDir('weir-verify-sigkill-eager-');
     const report = await verifyJob(fixture('verify-eager-sink.mjs'), {
       kinds: ['sigkill'],
       failures: 1,
       seed: 3,
-      args: { out: path.join(dir, 'eager.jsonl') },
+      args: { out: path.join(dir, 'eager.jsonl'), hold },
     });
     expect(report.verdict).toBe('fail');
     if (report.verdict === 'non-deterministic') throw new Error('unreachable');
@@ -97,7 +110,9 @@ describe('weir verify: sigkill failures', () => {
     // before the source's first poll on a loaded machine (restoring it is a fresh start, which
     // hides the bug); the second follows the records emitted since, so the restored process
     // lacks sums the checkpoint assumed, and the gated source still holds input to replay.
+    const { hold } = tempDir('weir-verify-sigkill-plain-');
     const report: VerifyReport = await verifyJob(fixture('verify-plain-state.mjs'), {
+      args: { hold },
       kinds: ['sigkill'],
       failures: 1,
       seed: 11,
