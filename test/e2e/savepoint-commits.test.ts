@@ -124,9 +124,11 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
   it('commits that outlast the checkpoint timeout: it stops anyway with a warning, and a restore commits them', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'weir-savepoint-commits-'));
     const out = path.join(dir, 'out');
-    // Every commit of run 1 takes 10 minutes: none finishes before the 5 s checkpoint timeout.
+    // Every commit of run 1 takes 10 minutes: none finishes before the 15 s checkpoint timeout.
+    // (15 s, not less: the savepoint's own barriers must complete within it on a loaded machine,
+    // else stopWithSavepoint fails instead of warning.)
     const { client, savepoint, warnings } = await startAndStop('slow-commit-sink.mjs', out, {
-      timeout: 5000,
+      timeout: 15_000,
       commitDelay: '600000',
     });
     expect(warnings).toHaveLength(1);
@@ -144,6 +146,6 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
     // Commit-on-restore wrote the savepoint's committables (its own included).
     expect([...all.values()].some((p) => p.checkpointId === savepoint.checkpointId)).toBe(true);
     expectExact([...all.values()].flatMap((p) => p.rows));
-    // Two runs, the first waiting out a 5 s checkpoint timeout: 60 s was too little under load.
+    // Two runs, the first waiting out a 15 s checkpoint timeout: 60 s was too little under load.
   }, 180_000);
 });
