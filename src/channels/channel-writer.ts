@@ -10,6 +10,10 @@
  * store, once per call that published anything (not per frame).
  * Staleness: the ring's free space can only be under-estimated here; `closed` can be seen late,
  * so a write after the reader closed may still be buffered locally; it fails at the next flush.
+ *
+ * One file (over 400 lines): one class whose batching, fragmenting of large records, pending
+ * frames and flush all guard the same publish order above; split apart, each part would have to
+ * re-check the others' invariants.
  */
 import { ChannelClosedError, InvalidOptionError, RecordTooLargeError } from '../errors.js';
 import { Doorbell } from './doorbell.js';

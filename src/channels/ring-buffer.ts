@@ -12,6 +12,10 @@
  * Staleness: the writer's idea of the read index, and the reader's idea of the write index, can
  * only lag; so `freeBytes` (writer) and `availableBytes` (reader) can only under-estimate, and
  * read from the other side they can be stale in either direction.
+ *
+ * One file (over 400 lines): the writer side, the reader side and the priority slot of an
+ * overtaking barrier share the header words and their memory order; they are read together or
+ * not at all.
  */
 import { ChannelProtocolError } from '../errors.js';
 import {

@@ -20,6 +20,10 @@
  *
  * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
  * union over the instances.
+ *
+ * One file (over 400 lines): steps 1–5 are one run loop over one membership, lease and
+ * connection, and each restart re-enters it; the pure parts live apart (assignment.ts for the
+ * placement, cluster-checkpoints.ts for the checkpoint protocol's decisions).
  */
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -27,6 +27,10 @@
  *
  * Cost: one copy of each batch's encoded bytes into the message; no copy on publish (the message
  * buffer is never written again after its first publish; a resend patches a copy).
+ *
+ * One file (over 400 lines): the handshake, the resend and the credit window change the same
+ * retained-message queue and sequence numbers; the wire and the receiver's rules already live
+ * apart (remote-edge-wire.ts, remote-edge-sequence.ts).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ControlFrame } from '../channels/frame.js';

@@ -415,14 +415,7 @@ export class JobClient extends EventEmitter {
         switch (outcome.state) {
           case 'finished':
             this.#lastMetrics = outcome.metrics;
-            return {
-              status: 'finished',
-              sinks: this.#sinks,
-              restarts: this.#restarts,
-              checkpoints: this.#checkpoints,
-              metrics: this.metrics(),
-              plan: this.plan,
-            };
+            return this.#finishedResult();
           case 'cancelled':
             if (this.#savepoint) return this.#stoppedResult(this.#savepoint);
             throw this.#cancelledError();
@@ -480,6 +473,11 @@ export class JobClient extends EventEmitter {
     if (ended === null) throw this.#cancelledError();
     this.#lastMetrics = ended.metrics;
     this.#restarts = ended.restarts;
+    return this.#finishedResult();
+  }
+
+  /** The result of a job whose tasks all finished (one process's or a cluster instance's). */
+  #finishedResult(): JobResult {
     return {
       status: 'finished',
       sinks: this.#sinks,

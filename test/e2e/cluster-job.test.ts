@@ -14,7 +14,7 @@
  * duplicate, nothing lost.
  *
  * Kill cases (a non-coordinator member, then the coordinator): after that checkpoint the victim
- * gets SIGKILL; the survivors time it out (`timeoutMs` 2 000), the lease holder reassigns over
+ * gets SIGKILL; the survivors time it out (`timeoutMs` KILL_TIMEOUT_MS), the lease holder reassigns over
  * them, both redeploy restoring the last committed checkpoint; only then are the sources released.
  * Sink side: every transaction committed by any instance (each instance reports its deliveries as
  * they happen, so the victim's arrive before it dies), counted once by its id, is exactly the
@@ -22,7 +22,7 @@
  * removed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,7 +30,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { ROOT } from './cli-process.js';
-import { expectExactRunningSums, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -79,28 +79,19 @@ class Log {
   }
 }
 
-function whenFiles(dir: string, names: readonly string[]): Promise<void> {
-  return new Promise((resolve) => {
-    const all = () => names.every((n) => existsSync(path.join(dir, n)));
-    const watcher = watch(dir, () => {
-      if (all()) {
-        watcher.close();
-        resolve();
-      }
-    });
-    if (all()) {
-      watcher.close();
-      resolve();
-    }
-  });
-}
-
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 /** Starts `INSTANCES` instances of split-sum.mjs on a fresh cluster; cleans everything up after the test. */
+/**
+ * The members' timeout in the kill cases: short enough that the takeover is quick, long enough
+ * that a survivor slowed by a busy machine (beats every third of it) is not timed out as if dead,
+ * which would end the job instead of restarting it once.
+ */
+const KILL_TIMEOUT_MS = 4000;
+
 function startInstances(timeoutMs?: number) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-job-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -179,7 +170,7 @@ describe('a job formed by three processes (the cluster option)', () => {
   ])(
     'SIGKILL of %s mid-run: the survivors restart over themselves from the last committed checkpoint; the committed output is exact',
     async (_what, killCoordinator) => {
-      const { dir, log, children } = startInstances(2000);
+      const { dir, log, children } = startInstances(KILL_TIMEOUT_MS);
       await untilHeldAndCheckpointed(dir, log);
       const coordinator = log.of('checkpoint')[0].instance;
       const victim = killCoordinator ? coordinator : (coordinator + 1) % INSTANCES;

@@ -18,7 +18,10 @@ import { CoordinatorLease } from '../../dist/cluster/coordinator-lease.js';
 import { natsTestCluster, NATS_SERVERS as SERVERS } from '../fixtures/cluster/nats-test-cluster.js';
 import { ROOT } from './cli-process.js';
 
-const TIMEOUT_MS = 1000;
+// Every member lives in this test process, so one stall of its event loop longer than the timeout
+// (GC, a busy machine: CI runs two test files at once) would time out a live member and fail the
+// membership checks; 3 s (beats every 1 s) costs the leave case 2 s more than 1 s did.
+const TIMEOUT_MS = 3000;
 
 type Leave = { instanceId: string; reason: 'left' | 'timeout'; last: { seenAt: number } };
 

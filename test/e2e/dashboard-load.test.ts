@@ -15,7 +15,7 @@ import {
   type JobSnapshot,
   startJob,
 } from '../../dist/index.js';
-import { fixture } from './helpers.js';
+import { fixture, holdFlag } from './helpers.js';
 import { key, parseExposition } from './prometheus-exposition.js';
 
 async function snapshot(client: JobClient): Promise<JobSnapshot> {
@@ -40,7 +40,7 @@ async function scrape(client: JobClient) {
 const root = mkdtempSync(join(tmpdir(), 'weir-dashboard-load-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-describe('task load on the dashboard', { timeout: 120_000 }, () => {
+describe('task load on the dashboard', () => {
   it('a fast source feeding a slow consumer shows as backpressured with full rings; the consumer as busy', async () => {
     const client = await startJob(fixture('slow-consumer.mjs'), {
       parallelism: 2,
@@ -132,10 +132,20 @@ describe('task load on the dashboard', { timeout: 120_000 }, () => {
     for (let i = 0; i < 20000; i++) lines.push(JSON.stringify({ id: i, key: `k${i % 10}`, value: i }));
     writeFileSync(join(input, 'part-0.jsonl'), `${lines.join('\n')}\n`);
     const size = statSync(join(input, 'part-0.jsonl')).size;
+    // The reader holds halfway until the first lag is seen: a loaded machine whose first sample
+    // comes late cannot see the input read to its end (lag 0) first.
+    const hold = holdFlag();
     const client = await startJob(fixture('file-sum.mjs'), {
       parallelism: 1,
       metricsInterval: 100,
-      args: { input: join(input, '*.jsonl'), out: join(root, 'out'), rate: '4000', total: '20000' },
+      args: {
+        input: join(input, '*.jsonl'),
+        out: join(root, 'out'),
+        rate: '4000',
+        total: '20000',
+        hold: hold.path,
+        holdAt: '10000',
+      },
       dashboard: true,
     });
     try {
@@ -150,9 +160,11 @@ describe('task load on the dashboard', { timeout: 120_000 }, () => {
       const text = await scrape(client);
       const bytes = text.samples.filter((x) => x.name === 'weir_source_lag_bytes');
       expect(bytes.map((x) => [x.labels.operator, x.labels.subtask])).toEqual([['files', '0']]);
+      hold.release();
       await until(client, (x) => (lagOf(x)?.value ?? Infinity) < first.value);
     } finally {
       await client.cancel();
+      hold.dispose();
     }
   });
 

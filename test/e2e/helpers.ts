@@ -1,5 +1,5 @@
 /** Shared helpers for end-to-end tests: they run real jobs from dist/ in real worker threads. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -222,4 +222,21 @@ export async function whenHeld(dir: string, parallelism: number, ended: Promise<
     if (over) throw new Error(`the job ended before its readers held (${dir})`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed). */
+export function whenFiles(dir: string, names: readonly string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const all = () => names.every((n) => existsSync(path.join(dir, n)));
+    const watcher = watch(dir, () => {
+      if (all()) {
+        watcher.close();
+        resolve();
+      }
+    });
+    if (all()) {
+      watcher.close();
+      resolve();
+    }
+  });
 }

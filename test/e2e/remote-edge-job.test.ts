@@ -20,13 +20,13 @@
  * both processes exit; the directory is removed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from './cli-process.js';
-import { expectExactRunningSums, type RunningSum } from './helpers.js';
+import { expectExactRunningSums, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/split-host.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -70,23 +70,6 @@ class HostLog {
   events(task: string, kind: string) {
     return this.messages.filter((m) => m.task === task && m.kind === 'event' && m.event?.kind === kind);
   }
-}
-
-/** Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed). */
-function whenFiles(dir: string, names: readonly string[]): Promise<void> {
-  return new Promise((resolve) => {
-    const all = () => names.every((n) => existsSync(path.join(dir, n)));
-    const watcher = watch(dir, () => {
-      if (all()) {
-        watcher.close();
-        resolve();
-      }
-    });
-    if (all()) {
-      watcher.close();
-      resolve();
-    }
-  });
 }
 
 const cleanups: (() => void)[] = [];

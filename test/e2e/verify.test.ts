@@ -127,13 +127,13 @@ describe('weir verify', () => {
     const r = await weir(['verify', fixture('verify-unsupported-sink.mjs')]);
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/sink "sink: posts" \(type my-http-sink\)/);
-  }, 60_000);
+  });
 
   it('refuses a job with nothing to compare (only a discard sink) instead of passing it', async () => {
     await expect(verifyJob(example('keyed-sum.ts'), { args: { n: '100' } })).rejects.toThrow(
       VerifyNothingToCompareError,
     );
-  }, 60_000);
+  });
 
   it.each([
     ['throw', 'VerifyReadBackError', /could not read back what sink "sink: bad-read-back" committed/],

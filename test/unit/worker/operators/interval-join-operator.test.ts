@@ -3,9 +3,9 @@ import {
   IntervalJoinOperator,
   LEFT_BUFFER,
   RIGHT_BUFFER,
-} from '../../../src/worker/operators/interval-join-operator.js';
-import { TaskTime } from '../../../src/worker/timers/task-time.js';
-import { heapBackend } from '../worker/timers/heap-backend.js';
+} from '../../../../src/worker/operators/interval-join-operator.js';
+import { TaskTime } from '../../../../src/worker/timers/task-time.js';
+import { heapBackend } from '../timers/heap-backend.js';
 
 function harness(lower: number, upper: number) {
   const time = new TaskTime();

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { AggregateFunction } from '../../../src/api/functions.js';
-import { type WindowAssigner, windows } from '../../../src/api/windows.js';
-import type { WindowFunctionSpec } from '../../../src/graph/stream-graph.js';
-import { WindowOperator } from '../../../src/worker/operators/window-operator.js';
-import { TaskTime } from '../../../src/worker/timers/task-time.js';
-import { heapBackend, type TestBackend } from '../worker/timers/heap-backend.js';
+import type { AggregateFunction } from '../../../../src/api/functions.js';
+import { type WindowAssigner, windows } from '../../../../src/api/windows.js';
+import type { WindowFunctionSpec } from '../../../../src/graph/stream-graph.js';
+import { WindowOperator } from '../../../../src/worker/operators/window-operator.js';
+import { TaskTime } from '../../../../src/worker/timers/task-time.js';
+import { heapBackend, type TestBackend } from '../timers/heap-backend.js';
 
 interface Ev {
   k: string;
