@@ -206,6 +206,24 @@ export function expectRestoredRunningSums(sums: readonly RunningSum[], n: number
   }
 }
 
+/**
+ * Resolves once every reader of a job using holding-source.mjs's `holdingForSavepoint` holds
+ * (`held-<subtask>` exists in `dir` for each of `parallelism` subtasks): polls the files, so it
+ * waits on the job, not on time. Rejects if `ended` settles first (the job failed or ended).
+ */
+export async function whenHeld(dir: string, parallelism: number, ended: Promise<unknown>): Promise<void> {
+  let over = false;
+  ended.then(
+    () => (over = true),
+    () => (over = true),
+  );
+  const names = Array.from({ length: parallelism }, (_, i) => path.join(dir, `held-${i}`));
+  while (!names.every((f) => existsSync(f))) {
+    if (over) throw new Error(`the job ended before its readers held (${dir})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed). */
 export function whenFiles(dir: string, names: readonly string[]): Promise<void> {
   return new Promise((resolve) => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobWarning, runJob, startJob } from '../../dist/index.js';
-import { committedJsonl, expectExactRunningSums, fixture } from './helpers.js';
+import { committedJsonl, expectExactRunningSums, fixture, whenHeld } from './helpers.js';
 
 type Row = { key: number; count: number; sum: number };
 const N = 6000;
@@ -37,16 +37,28 @@ async function startAndStop(
   out: string,
   extra: { timeout?: number; commitDelay?: string } = {},
 ) {
+  // Every reader holds for good half-way (and says so in `dir`), so the savepoint is taken
+  // mid-stream however loaded the machine (never refused because the input ended first). No
+  // periodic checkpoint comes first (interval 10 min): the savepoint's own transaction holds every
+  // record of the run, never one an ordinary checkpoint already took.
   const client = await startJob(fixture(job), {
     parallelism: 2,
-    checkpointing: { interval: 100, dir: path.join(dir, 'run1'), timeout: extra.timeout ?? 600_000 },
-    args: { n: String(N), keys: String(KEYS), out, rate: '3000', commitDelay: extra.commitDelay ?? '300' },
+    checkpointing: { interval: 600_000, dir: path.join(dir, 'run1'), timeout: extra.timeout ?? 600_000 },
+    args: {
+      n: String(N),
+      keys: String(KEYS),
+      out,
+      rate: '3000',
+      commitDelay: extra.commitDelay ?? '300',
+      holdAt: '0.5',
+      heldDir: dir,
+    },
   });
   const warnings: JobWarning[] = [];
   client.on('warning', (w) => {
     if (w instanceof JobWarning && w.kind === 'savepoint-commits-pending') warnings.push(w);
   });
-  await new Promise((r) => client.once('checkpoint', r));
+  await whenHeld(dir, 2, client.done);
   const savepoint = await client.stopWithSavepoint(path.join(dir, 'savepoint'));
   return { client, savepoint, warnings };
 }
@@ -69,8 +81,9 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
     const atStop = committedParts(out);
     const id = savepoint.checkpointId;
     expect([...atStop.values()].every((p) => p.checkpointId <= id)).toBe(true);
-    // The savepoint's own records (taken mid-stream at 3000 records/s) are committed.
+    // The savepoint's own records (the first half, taken while the readers held) are committed.
     expect([...atStop.values()].some((p) => p.checkpointId === id)).toBe(true);
+    expect([...atStop.values()].flatMap((p) => p.rows)).toHaveLength(N / 2);
     expect(warnings).toEqual([]);
     const first = await client.done;
     expect(first.status).toBe('stopped');
@@ -98,7 +111,7 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
         return m !== null && Number(m[1]) <= id;
       });
     expect(pendingUpTo(readdirSync(out))).toEqual([]);
-    expect(committedJsonl<Row>(out).length).toBeGreaterThan(0);
+    expect(committedJsonl<Row>(out)).toHaveLength(N / 2);
     expect(warnings).toEqual([]);
     expect((await client.done).status).toBe('stopped');
 
@@ -111,9 +124,11 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
   it('commits that outlast the checkpoint timeout: it stops anyway with a warning, and a restore commits them', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'weir-savepoint-commits-'));
     const out = path.join(dir, 'out');
-    // Every commit of run 1 takes 10 minutes: none finishes before the 5 s checkpoint timeout.
+    // Every commit of run 1 takes 10 minutes: none finishes before the 15 s checkpoint timeout.
+    // (15 s, not less: the savepoint's own barriers must complete within it on a loaded machine,
+    // else stopWithSavepoint fails instead of warning.)
     const { client, savepoint, warnings } = await startAndStop('slow-commit-sink.mjs', out, {
-      timeout: 5000,
+      timeout: 15_000,
       commitDelay: '600000',
     });
     expect(warnings).toHaveLength(1);
@@ -131,6 +146,6 @@ describe('stopWithSavepoint commits the savepoint before it stops', () => {
     // Commit-on-restore wrote the savepoint's committables (its own included).
     expect([...all.values()].some((p) => p.checkpointId === savepoint.checkpointId)).toBe(true);
     expectExact([...all.values()].flatMap((p) => p.rows));
-    // Two runs, the first waiting out a 5 s checkpoint timeout: 60 s was too little under load.
+    // Two runs, the first waiting out a 15 s checkpoint timeout: 60 s was too little under load.
   }, 180_000);
 });

@@ -15,7 +15,10 @@ describe('a task stuck in user code', () => {
     const client = await startJob(fixture('stuck-task.mjs'), {
       parallelism: 2,
       stuckTaskTimeout: 0, // this test is about the checkpoint timeout
-      checkpointing: { interval: 100, timeout: 1000, tolerableFailures: 0 },
+      // The stuck checkpoint never completes, so any timeout fails it; 15 s (not 1 s) so that the
+      // ordinary checkpoints before the hang and after the restart complete within it on a
+      // loaded machine (a second timeout would make it two restarts).
+      checkpointing: { interval: 100, timeout: 15_000, tolerableFailures: 0 },
       restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
       args: { n: String(n), rate: '3000' },
     });
