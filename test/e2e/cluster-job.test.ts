@@ -30,7 +30,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { ROOT } from './cli-process.js';
-import { expectExactRunningSums, type RunningSum, whenFiles } from './helpers.js';
+import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -134,11 +134,16 @@ function startInstances(timeoutMs?: number) {
 }
 
 /** Every source holds after HOLD records; then a checkpoint is committed while they hold. */
-async function untilHeldAndCheckpointed(dir: string, log: Log): Promise<void> {
+async function untilHeldAndCheckpointed(
+  dir: string,
+  log: Log,
+  children: readonly ChildProcess[],
+): Promise<void> {
   await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
   await whenFiles(
     dir,
     Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
+    firstExit(children),
   );
   const before = log.of('checkpoint').length;
   await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
@@ -148,7 +153,7 @@ async function untilHeldAndCheckpointed(dir: string, log: Log): Promise<void> {
 describe('a job formed by three processes (the cluster option)', () => {
   it('assigns, deploys and checkpoints across the instances; the union of their committed output is exact', async () => {
     const { dir, name, log, children } = startInstances();
-    await untilHeldAndCheckpointed(dir, log);
+    await untilHeldAndCheckpointed(dir, log, children);
     writeFileSync(path.join(dir, 'release'), '');
     await log.until('every result', () => log.of('result').length === INSTANCES);
     const results = log.of('result');
@@ -171,7 +176,7 @@ describe('a job formed by three processes (the cluster option)', () => {
     'SIGKILL of %s mid-run: the survivors restart over themselves from the last committed checkpoint; the committed output is exact',
     async (_what, killCoordinator) => {
       const { dir, log, children } = startInstances(KILL_TIMEOUT_MS);
-      await untilHeldAndCheckpointed(dir, log);
+      await untilHeldAndCheckpointed(dir, log, children);
       const coordinator = log.of('checkpoint')[0].instance;
       const victim = killCoordinator ? coordinator : (coordinator + 1) % INSTANCES;
       const survivors = [0, 1, 2].filter((i) => i !== victim);

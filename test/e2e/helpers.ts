@@ -1,4 +1,5 @@
 /** Shared helpers for end-to-end tests: they run real jobs from dist/ in real worker threads. */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -211,32 +212,49 @@ export function expectRestoredRunningSums(sums: readonly RunningSum[], n: number
  * (`held-<subtask>` exists in `dir` for each of `parallelism` subtasks): polls the files, so it
  * waits on the job, not on time. Rejects if `ended` settles first (the job failed or ended).
  */
-export async function whenHeld(dir: string, parallelism: number, ended: Promise<unknown>): Promise<void> {
-  let over = false;
-  ended.then(
-    () => (over = true),
-    () => (over = true),
+export function whenHeld(dir: string, parallelism: number, ended: Promise<unknown>): Promise<void> {
+  return whenFiles(
+    dir,
+    Array.from({ length: parallelism }, (_, i) => `held-${i}`),
+    ended,
   );
-  const names = Array.from({ length: parallelism }, (_, i) => path.join(dir, `held-${i}`));
-  while (!names.every((f) => existsSync(f))) {
-    if (over) throw new Error(`the job ended before its readers held (${dir})`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
-/** Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed). */
-export function whenFiles(dir: string, names: readonly string[]): Promise<void> {
-  return new Promise((resolve) => {
+/**
+ * Resolves once every file in `names` exists in `dir` (fs.watch, then a check, so none is missed).
+ * With `ended` (the job's `done`, or the children's exit), rejects as soon as that settles first:
+ * a job that ended or failed before writing the files shows its end, not a test timeout.
+ */
+export function whenFiles(dir: string, names: readonly string[], ended?: Promise<unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
     const all = () => names.every((n) => existsSync(path.join(dir, n)));
-    const watcher = watch(dir, () => {
-      if (all()) {
-        watcher.close();
-        resolve();
-      }
-    });
-    if (all()) {
+    const finish = (error?: Error) => {
+      if (settled) return;
+      settled = true;
       watcher.close();
-      resolve();
+      if (error) reject(error);
+      else resolve();
+    };
+    const watcher = watch(dir, () => {
+      if (all()) finish();
+    });
+    const endedFirst = (outcome: string) => () => {
+      // A file written just before the end still counts.
+      if (all()) finish();
+      else finish(new Error(`the job ${outcome} before ${names.join(', ')} existed in ${dir}`));
+    };
+    ended?.then(endedFirst('ended'), endedFirst('failed'));
+    if (all()) finish();
+  });
+}
+
+/** Resolves when the first of `children` exits (at once if one already has): a `whenFiles` end. */
+export function firstExit(children: Iterable<ChildProcess>): Promise<void> {
+  return new Promise((resolve) => {
+    for (const child of children) {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
     }
   });
 }

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from './cli-process.js';
-import { expectExactRunningSums, type RunningSum, whenFiles } from './helpers.js';
+import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/split-host.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -144,7 +144,7 @@ async function splitRun(unaligned: boolean): Promise<void> {
 
   // Aligned: both sources hold after exactly HOLD records, so checkpoint 1 cuts the input at
   // 2 × HOLD. Unaligned: triggered at once, mid-stream, so its barriers overtake records.
-  if (!unaligned) await whenFiles(dir, ['held-0', 'held-1']);
+  if (!unaligned) await whenFiles(dir, ['held-0', 'held-1'], firstExit(hosts.values()));
   for (const source of ['0/0', '0/1']) command(source, { cmd: 'trigger', checkpointId: 1, final: false });
   await log.until('checkpoint 1 acknowledged', () => tasks.every((t) => acked(t, 1)));
   for (const t of tasks) command(t, { cmd: 'complete', checkpointId: 1 });
@@ -156,7 +156,7 @@ async function splitRun(unaligned: boolean): Promise<void> {
   expectPrefixPerKey(atCheckpoint);
   if (unaligned) expect(atCheckpoint.length).toBeLessThanOrEqual(2 * HOLD);
   else expect(atCheckpoint).toHaveLength(2 * HOLD);
-  if (unaligned) await whenFiles(dir, ['held-0', 'held-1']);
+  if (unaligned) await whenFiles(dir, ['held-0', 'held-1'], firstExit(hosts.values()));
 
   writeFileSync(path.join(dir, 'release'), '');
   await log.until('input ended', () => tasks.every((t) => log.events(t, 'input-ended').length > 0));
