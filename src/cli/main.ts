@@ -212,6 +212,15 @@ async function runCommand(args: readonly string[]): Promise<number> {
       console.error(`weir run: restarting (attempt ${e.attempt}): ${e.cause.message.split('\n')[0]}`);
     });
     const result = await client.done;
+    if (result.status === 'stopped' && result.savepoint && stoppedBy === null) {
+      // A cluster instance stopped by a stop-with-savepoint asked on another instance.
+      const message =
+        `stopped with savepoint ${result.savepoint.checkpointId} in ${result.savepoint.path} (asked on another instance of the cluster); ` +
+        `resume with --restore ${result.savepoint.path}`;
+      if (parsed.json) console.log(JSON.stringify({ status: 'stopped', savepoint: result.savepoint, message }));
+      else console.error(`weir run: ${message}`);
+      return 0;
+    }
     if (result.status === 'stopped' && result.savepoint) {
       const signal = (stoppedBy as NodeJS.Signals | null) ?? 'SIGTERM';
       const message =

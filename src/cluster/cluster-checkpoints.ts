@@ -15,6 +15,11 @@
  * commit. One checkpoint at a time; once every task's input ended, the final one (`final`, every
  * task triggered, each task ends after it completed). A decline or a timeout aborts the pending
  * checkpoint (the next tick triggers another one).
+ *
+ * Stop-with-savepoint (cluster-savepoint.ts carries it out): {@link ClusterCheckpoints.triggerSavepoint}
+ * takes the next checkpoint as a savepoint (barriers typed `savepoint`) and, once it committed,
+ * triggers nothing more — no periodic checkpoint, no final one — so no sink commits output the
+ * savepoint does not cover (as `JobCheckpointing.savepoint` does for a job of one process).
  */
 
 import {
@@ -23,6 +28,7 @@ import {
   lateTriggersOnInputEnd,
 } from '../coordinator/checkpoint-plan.js';
 import type { TaskSnapshotHandles } from '../protocol/task-deployment.js';
+import type { SavepointCoordinatorMessage, SavepointMemberMessage } from './cluster-savepoint.js';
 
 export type MemberMessage =
   | { readonly type: 'ready'; readonly member: string }
@@ -43,7 +49,9 @@ export type MemberMessage =
     }
   | { readonly type: 'ended'; readonly member: string; readonly task: string }
   | { readonly type: 'done'; readonly member: string }
-  | { readonly type: 'failed'; readonly member: string; readonly message: string };
+  | { readonly type: 'failed'; readonly member: string; readonly message: string }
+  /** Stop-with-savepoint's messages (cluster-savepoint.ts). */
+  | SavepointMemberMessage;
 
 export type CoordinatorMessage =
   | {
@@ -51,6 +59,8 @@ export type CoordinatorMessage =
       readonly checkpointId: number;
       readonly timestamp: number;
       readonly final: boolean;
+      /** A savepoint (stop-with-savepoint): barriers typed `savepoint`. Absent: a checkpoint. */
+      readonly savepoint?: boolean;
       /** The task keys to trigger directly (checkpoint-plan.ts): running sources and ended tasks; all for `final`. */
       readonly tasks: readonly string[];
     }
@@ -58,7 +68,9 @@ export type CoordinatorMessage =
   | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string }
   | { readonly type: 'fail'; readonly member: string; readonly message: string }
   /** The coordinator lost its lease: every member ends the run and waits for the next holder's assignment. */
-  | { readonly type: 'restart'; readonly reason: string };
+  | { readonly type: 'restart'; readonly reason: string }
+  /** Stop-with-savepoint's messages (cluster-savepoint.ts). */
+  | SavepointCoordinatorMessage;
 
 /** The committed record of a completed checkpoint (the coordinator bucket's `checkpoint` key). */
 export interface ClusterCheckpointRecord {
@@ -97,6 +109,7 @@ export interface ClusterCheckpointsOptions {
 interface Pending {
   readonly checkpointId: number;
   readonly final: boolean;
+  readonly savepoint: boolean;
   readonly startedAt: number;
   readonly waiting: Set<string>;
   readonly triggered: Set<string>;
@@ -115,6 +128,10 @@ export class ClusterCheckpoints {
   #nextId = 1;
   #finalCompleted = false;
   #failed = false;
+  /** A savepoint was asked for and not yet triggered, or is pending: settled when it commits or aborts. */
+  #savepoint: { resolve(r: ClusterCheckpointRecord): void; reject(e: Error): void } | null = null;
+  /** A savepoint committed: nothing is triggered any more (the job stops). */
+  #stopping = false;
   /** Completed checkpoint ids, in order. */
   readonly completed: number[] = [];
 
@@ -160,6 +177,7 @@ export class ClusterCheckpoints {
             checkpointId: p.checkpointId,
             timestamp: Date.now(),
             final: p.final,
+            ...(p.savepoint ? { savepoint: true } : {}),
             tasks: [m.task],
           });
         }
@@ -187,32 +205,69 @@ export class ClusterCheckpoints {
       case 'failed':
         this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
         return;
+      case 'savepoint':
+      case 'stopped':
+        return; // cluster-savepoint.ts
+      default: {
+        const unreachable: never = m;
+        throw new Error(`unknown member message ${JSON.stringify(unreachable)}`);
+      }
     }
   }
 
   /** The periodic tick: triggers a checkpoint when none is pending, aborts one past its timeout. */
   tick(): void {
-    if (this.#failed || !this.running || this.#finalCompleted) return;
+    if (this.#failed || !this.running || this.#finalCompleted || this.#stopping) return;
     const p = this.#pending;
     if (p) {
       if (!p.committing && this.#now() - p.startedAt > this.#o.timeoutMs)
         this.#abort(p, `timed out after ${this.#o.timeoutMs} ms`);
       return;
     }
-    if (this.#allEnded()) this.#maybeFinal();
+    if (this.#savepoint) this.#trigger(false, true);
+    else if (this.#allEnded()) this.#maybeFinal();
     // Once every source ended, only the final checkpoint follows (as in job-checkpointing.ts).
     else if (!allSourcesEnded(this.#o.sources, this.#ended)) this.#trigger(false);
+  }
+
+  /**
+   * Takes the next checkpoint as a savepoint (at once when none is pending, else after the pending
+   * one) and resolves with its committed record; from then on nothing is triggered any more. Rejects
+   * when it is declined or times out (periodic checkpoints go on), or when the job cannot take one:
+   * another savepoint is under way, every task's input ended (the final checkpoint ends the job),
+   * or the run failed.
+   */
+  triggerSavepoint(): Promise<ClusterCheckpointRecord> {
+    const refuse = (why: string) => Promise.reject(new Error(`no savepoint: ${why}`));
+    if (this.#failed) return refuse('the run failed or restarts');
+    if (this.#savepoint || this.#stopping) return refuse('another stop-with-savepoint is under way');
+    if (this.#finalCompleted || this.#pending?.final || this.#allEnded())
+      return refuse('every input ended: the job is finishing with its final checkpoint');
+    const done = new Promise<ClusterCheckpointRecord>((resolve, reject) => {
+      this.#savepoint = { resolve, reject };
+    });
+    if (!this.#pending && this.running) this.#trigger(false, true);
+    return done;
+  }
+
+  /** After a savepoint that could not be used (its copy failed): periodic checkpoints go on. */
+  resume(): void {
+    this.#stopping = false;
   }
 
   /** Stops coordinating this run without telling anyone (every member ends it by itself: a restart). */
   stop(): void {
     this.#failed = true;
+    this.#savepoint?.reject(new Error('no savepoint: the run ended'));
+    this.#savepoint = null;
   }
 
   /** Fails the job on every member (once). */
   fail(message: string, member = 'coordinator'): void {
     if (this.#failed) return;
     this.#failed = true;
+    this.#savepoint?.reject(new Error(`no savepoint: ${message}`));
+    this.#savepoint = null;
     this.#o.publish({ type: 'fail', member, message });
     this.#o.onFailed(message);
   }
@@ -222,14 +277,22 @@ export class ClusterCheckpoints {
   }
 
   #maybeFinal(): void {
-    if (this.#failed || !this.running || this.#pending || this.#finalCompleted || !this.#allEnded()) return;
+    if (
+      this.#failed ||
+      this.#stopping ||
+      !this.running ||
+      this.#pending ||
+      this.#finalCompleted ||
+      !this.#allEnded()
+    )
+      return;
     this.#trigger(true);
   }
 
-  #trigger(final: boolean): void {
+  #trigger(final: boolean, savepoint = false): void {
     const checkpointId = this.#nextId++;
     const plan = calculateCheckpointPlan({
-      kind: final ? 'final' : 'periodic',
+      kind: final ? 'final' : savepoint ? 'savepoint' : 'periodic',
       tasks: this.#o.tasks,
       sources: this.#o.sources,
       inputEnded: this.#ended,
@@ -237,6 +300,7 @@ export class ClusterCheckpoints {
     this.#pending = {
       checkpointId,
       final,
+      savepoint,
       startedAt: this.#now(),
       waiting: new Set(plan.tasksToAcknowledge),
       triggered: new Set(plan.tasksToTrigger),
@@ -249,6 +313,7 @@ export class ClusterCheckpoints {
       checkpointId,
       timestamp: Date.now(),
       final,
+      ...(savepoint ? { savepoint: true } : {}),
       tasks: plan.tasksToTrigger,
     });
   }
@@ -257,6 +322,11 @@ export class ClusterCheckpoints {
     if (p.committing) return;
     this.#pending = null;
     this.#o.publish({ type: 'abort', checkpointId: p.checkpointId, reason });
+    if (p.savepoint) {
+      this.#savepoint?.reject(new Error(`savepoint ${p.checkpointId} aborted: ${reason}`));
+      this.#savepoint = null;
+      return;
+    }
     // A final checkpoint is retried at once: every task waits for it.
     if (p.final) this.#maybeFinal();
   }
@@ -282,7 +352,13 @@ export class ClusterCheckpoints {
     this.completed.push(p.checkpointId);
     this.#o.onCompleted?.(record, p.bytes, this.#now() - p.startedAt);
     this.#o.publish({ type: 'complete', checkpointId: p.checkpointId });
-    if (p.final) {
+    if (p.savepoint) {
+      this.#stopping = true;
+      const s = this.#savepoint;
+      this.#savepoint = null;
+      s?.resolve(record);
+    } else if (this.#savepoint) this.#trigger(false, true);
+    else if (p.final) {
       this.#finalCompleted = true;
       if (this.#done.size === this.#o.members.length) this.#o.onFinished();
     } else this.#maybeFinal();

@@ -17,6 +17,8 @@
  *    the assignment that times out, or the coordinator losing its lease, ends the run: the
  *    survivors restart over the live members from the last committed checkpoint (a new run, new
  *    flow names). A task's own failure or a cancel fails the job on every instance.
+ * 6. Stop-with-savepoint from any instance, and `restoreFrom` (a savepoint or retained checkpoint
+ *    directory): cluster-savepoint.ts and cluster-restore.ts; this loop only routes to them.
  *
  * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
  * union over the instances.
@@ -54,6 +56,19 @@ import {
 } from './cluster-checkpoints.js';
 import { type ClusterConnection, openCluster } from './cluster-connection.js';
 import { ClusterMembership } from './cluster-membership.js';
+import {
+  type DirectoryRestore,
+  decideClusterRestore,
+  metadataOfRecord,
+  planDirectoryRestore,
+} from './cluster-restore.js';
+import {
+  type ClusterSavepoint,
+  type ClusterSavepointRequests,
+  MemberStop,
+  SavepointCoordinator,
+  type SavepointMemberMessage,
+} from './cluster-savepoint.js';
 import { CoordinatorLease } from './coordinator-lease.js';
 
 export const ASSIGNMENT_KEY = 'assignment';
@@ -77,6 +92,8 @@ export interface ClusterJobHost {
   onTaskEvent(task: DeployedTask, event: TaskEvent): void;
   /** The execution now running (so `cancel()` reaches it). */
   onExecution(execution: Execution): void;
+  /** Where `JobClient.stopWithSavepoint` asks; each run attaches to it. */
+  readonly savepoints: ClusterSavepointRequests;
 }
 
 interface PublishedAssignment extends ClusterAssignment {
@@ -85,8 +102,11 @@ interface PublishedAssignment extends ClusterAssignment {
   /** The run id of the job's first deployment: checkpoint records of this job carry it. */
   readonly lineage: string;
   readonly attempt: number;
-  /** The committed checkpoint every task restores, or null for a fresh start. */
-  readonly restore: { readonly checkpointId: number } | null;
+  /**
+   * The checkpoint every task restores, or null for a fresh start: the committed `checkpoint`
+   * record of this lineage, or (`dir` set) a checkpoint of that directory (`restoreFrom`).
+   */
+  readonly restore: { readonly checkpointId: number; readonly dir?: string } | null;
   /** The first checkpoint id of this run (ids keep increasing over restarts). */
   readonly nextCheckpointId: number;
 }
@@ -106,7 +126,11 @@ export function runSubjects(name: string, run: string): { up: string; ctl: strin
 export async function runClusterInstance(
   client: JobClient,
   host: ClusterJobHost,
-): Promise<{ metrics: ReadonlyMap<string, readonly OperatorMetrics[]>; restarts: number } | null> {
+): Promise<
+  | { metrics: ReadonlyMap<string, readonly OperatorMetrics[]>; restarts: number; stopped?: undefined }
+  | { stopped: ClusterSavepoint; restarts: number }
+  | null
+> {
   const o = client.options;
   const cluster = o.cluster!;
   const c = o.checkpointing!;
@@ -130,7 +154,9 @@ export async function runClusterInstance(
     conn = await openCluster(cluster, { create: true, role: `${id}:job` });
     log('info', { instance: id }, 'joined; waiting for the assignment');
     let previous: PublishedAssignment | null = null;
-    let nextCheckpointId = 1;
+    // Past every checkpoint whose metadata the shared directory holds (an earlier job's too): a
+    // checkpoint id is never reused in one directory.
+    let nextCheckpointId = storage.nextCheckpointId();
     for (let attempt = 0; ; attempt++) {
       const { assignment, upstream } = await awaitAssignment(
         client,
@@ -142,11 +168,14 @@ export async function runClusterInstance(
         log,
         previous,
         nextCheckpointId,
+        () => decideClusterRestore(client.plan, o, cluster.checkpointDir),
       );
       if (upstream) subs.push(upstream.sub);
-      const restore = assignment.restore
-        ? await readRestore(client, cluster.name, conn, storage, assignment)
-        : null;
+      const restore = assignment.restore?.dir
+        ? planDirectoryRestore(cluster.name, client.plan, o, assignment.restore as DirectoryRestore)
+        : assignment.restore
+          ? await readRestore(client, cluster.name, conn, storage, assignment)
+          : null;
       const subjects = runSubjects(cluster.name, assignment.run);
       const nc = conn.nc;
       const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
@@ -156,6 +185,7 @@ export async function runClusterInstance(
       // The coordinator side (the instance that published the assignment).
       let coordinatorDone: Promise<void> = Promise.resolve();
       let checkpoints: ClusterCheckpoints | null = null;
+      let savepoints: SavepointCoordinator | null = null;
       let execution: Execution | null = null;
       let failure = null as string | null;
       /** The failure is a member that timed out: restart over the live members. */
@@ -188,6 +218,7 @@ export async function runClusterInstance(
           publish: (m) => send(subjects.ctl, m),
           commit: async (record) => {
             await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
+            await commitToSharedDir(storage, client.plan, record, log);
           },
           onCompleted: (record, bytes, durationMs) => {
             client.recordCheckpoint(statsOf(record, bytes, durationMs));
@@ -200,7 +231,20 @@ export async function runClusterInstance(
           onFinished: () => finished(),
         });
         checkpoints = cp;
-        upstream!.attach((m) => cp.onMessage(m));
+        const sp = new SavepointCoordinator({
+          checkpoints: cp,
+          plan: client.plan,
+          members: assignment.members,
+          storage,
+          publish: (m) => send(subjects.ctl, m),
+          timeoutMs: c.timeout,
+          log,
+        });
+        savepoints = sp;
+        upstream!.attach((m) => {
+          if (m.type === 'savepoint' || m.type === 'stopped') sp.onMessage(m);
+          else cp.onMessage(m);
+        });
         if (tick) clearInterval(tick);
         tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
       }
@@ -208,6 +252,15 @@ export async function runClusterInstance(
       // The member side: relay the coordinator's messages to this instance's tasks.
       const local = new Set(tasksOf(client.plan, assignment, id));
       const byKey = new Map<string, DeployedTask>();
+      const stop = new MemberStop({
+        member: id,
+        up: (m: SavepointMemberMessage) => up(m),
+        tasks: () => [...byKey.values()],
+        cancel: async () => {
+          await execution?.cancel();
+        },
+        timeoutMs: c.timeout,
+      });
       const call = (f: () => Promise<unknown>) => {
         try {
           void f().catch(() => undefined); // a task that already ended: its outcome says why
@@ -223,10 +276,8 @@ export async function runClusterInstance(
               case 'trigger':
                 for (const key of m.tasks) {
                   const t = byKey.get(key);
-                  if (t)
-                    call(() =>
-                      t.control.triggerCheckpoint(m.checkpointId, m.timestamp, 'checkpoint', m.final),
-                    );
+                  const type = m.savepoint ? 'savepoint' : 'checkpoint';
+                  if (t) call(() => t.control.triggerCheckpoint(m.checkpointId, m.timestamp, type, m.final));
                 }
                 return;
               case 'complete':
@@ -243,6 +294,16 @@ export async function runClusterInstance(
               case 'fail':
                 if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
                 return;
+              case 'stop':
+              case 'stopped-all':
+              case 'savepoint-failed':
+                stop.onControl(m);
+                host.savepoints.onControl(m);
+                return;
+              default: {
+                const unreachable: never = m;
+                throw new Error(`unknown coordinator message ${JSON.stringify(unreachable)}`);
+              }
             }
           },
         }),
@@ -342,9 +403,22 @@ export async function runClusterInstance(
       log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
       // A member with nothing assigned is ready at once.
       if (local.size === 0) up({ type: 'ready', member: id });
+      host.savepoints.attach(id, up);
       const outcome: ExecutionOutcome = await ex.done;
       membership.off('leave', onLeave);
       lease.off('lost', onLost);
+      savepoints?.close();
+      if (stop.savepoint) {
+        // Stopped with a savepoint: whatever the outcome of the cancel (a task may fail on a
+        // flow whose other end was cancelled first), the savepoint exists and is committed.
+        checkpoints?.stop();
+        host.savepoints.end('the job stopped with a savepoint');
+        await nc.flush().catch(() => undefined);
+        return { stopped: stop.savepoint, restarts: attempt };
+      }
+      host.savepoints.detach(
+        outcome.state === 'failed' && restartable ? 'the run restarted' : 'the job ended',
+      );
       if (outcome.state === 'finished') {
         up({ type: 'done', member: id });
         await nc.flush();
@@ -402,6 +476,7 @@ async function awaitAssignment(
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
   previous: PublishedAssignment | null,
   nextCheckpointId: number,
+  initialRestore: () => DirectoryRestore | null,
 ): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
   let upstream: Upstream | null = null;
@@ -437,14 +512,24 @@ async function awaitAssignment(
         const lineage = previous?.lineage ?? run;
         const committed = previous ? await readCheckpointRecord(conn) : null;
         const restoreId = committed?.lineage === lineage ? committed.checkpointId : null;
+        // Before this job's first checkpoint, a restart restores what the first run restored
+        // (`restoreFrom`) again.
+        const restore =
+          restoreId !== null
+            ? { checkpointId: restoreId }
+            : previous
+              ? previous.restore?.dir
+                ? previous.restore
+                : null
+              : initialRestore();
         const a: PublishedAssignment = {
           ...assignSubtasks(client.plan, live, run),
           coordinator: id,
           epoch,
           lineage,
           attempt: (previous?.attempt ?? -1) + 1,
-          restore: restoreId === null ? null : { checkpointId: restoreId },
-          nextCheckpointId: Math.max(nextCheckpointId, (restoreId ?? 0) + 1),
+          restore,
+          nextCheckpointId: Math.max(nextCheckpointId, (restore?.checkpointId ?? 0) + 1),
         };
         // Listen before publishing: a member may deploy and report `ready` before this loop
         // reads the assignment back.
@@ -517,26 +602,38 @@ async function readRestore(
       `the committed checkpoint is ${record ? `${record.checkpointId} of ${record.lineage}` : 'missing'}, the assignment restores ${a.restore!.checkpointId} of ${a.lineage}`,
     );
   const plan = client.plan;
-  const metadata: CheckpointMetadata = {
-    checkpointId: record.checkpointId,
-    timestamp: record.completedAt,
-    incremental: false,
-    job: {
-      maxParallelism: plan.maxParallelism,
-      operators: plan.vertices.flatMap((v) =>
-        v.operators.map((op) => ({ operatorUid: op.uid, parallelism: v.parallelism, vertexId: v.vertexId })),
-      ),
-    },
-    subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
-      handles.operators.map((op) => ({
-        operatorUid: op.operatorUid,
-        subtaskIndex: Number(key.split('/')[1]),
-        chunks: op.chunks,
-      })),
-    ),
-  };
+  const metadata: CheckpointMetadata = metadataOfRecord(plan, record);
   const packr = operatorStatePackr();
   return planTaskRestores(plan, metadata, (h) => packr.unpack(storage.readChunk(h)) as unknown[]);
+}
+
+/**
+ * Commits a committed checkpoint's metadata into the shared checkpoint directory too, after its
+ * record was committed through the lease (the commit point stays the record): so the directory
+ * holds it when the NATS buckets are gone — `weir checkpoints DIR` lists it, `restoreFrom: DIR`
+ * (a cluster job's or a job of one process) restores it. A failure here only costs that (a warning).
+ */
+async function commitToSharedDir(
+  storage: CheckpointStorage,
+  plan: ExecutionPlan,
+  record: ClusterCheckpointRecord,
+  log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
+): Promise<void> {
+  try {
+    const outcome = await storage.commitCheckpoint(metadataOfRecord(plan, record));
+    if (outcome.state !== 'committed')
+      log(
+        'warn',
+        { checkpointId: record.checkpointId, outcome: outcome.state },
+        'checkpoint metadata not written to the shared directory',
+      );
+  } catch (e) {
+    log(
+      'warn',
+      { checkpointId: record.checkpointId, err: (e as Error).message },
+      'checkpoint metadata not written to the shared directory',
+    );
+  }
 }
 
 const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;

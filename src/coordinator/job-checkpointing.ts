@@ -27,7 +27,6 @@ import { join, resolve } from 'node:path';
 import {
   CheckpointStorageError,
   describeOrphan,
-  InvalidOptionError,
   MaxParallelismMismatchError,
   NonRestoredStateError,
   RestoreFallbackRefusedError,
@@ -43,6 +42,7 @@ import type {
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { checkSavepointDir, copyCheckpoint } from '../state/storage/savepoint-copy.js';
 import { assertNever } from '../util/assert-never.js';
 import { CheckpointCoordinator } from './checkpoint-coordinator.js';
 import { checkpointTypeOf } from './checkpoint-kind.js';
@@ -535,9 +535,7 @@ export class JobCheckpointing {
    */
   async savepoint(dir: string): Promise<{ checkpointId: number; path: string }> {
     const path = resolve(dir);
-    if (existsSync(path) && readdirSync(path).length > 0) {
-      throw new InvalidOptionError('savepoint dir', `${path} is not empty; a savepoint never overwrites`);
-    }
+    checkSavepointDir(path);
     // Nothing may complete after the savepoint: a later checkpoint would let sinks commit output
     // that the savepoint does not cover, and a run restored from it would produce it again.
     // The same holds for the final checkpoint of a bounded job whose input ends meanwhile.
@@ -555,33 +553,8 @@ export class JobCheckpointing {
     const id = completed.checkpointId;
     const metadata = this.#metadata.get(id) ?? this.#storage.loadMetadata(id);
     if (!metadata) throw new CheckpointStorageError(`savepoint ${id} completed but its metadata is gone`);
-    // Read every chunk in one synchronous pass: retention cannot discard any of it in between.
-    const parts = metadata.subtasks.map((s) => ({
-      entry: s,
-      chunks: s.chunks.map((h) => ({
-        name: h.name,
-        bytes: this.#storage.readChunk(h),
-        ...(h.keyGroup === undefined ? {} : { keyGroup: h.keyGroup }),
-      })),
-    }));
-    const out = CheckpointStorage.open(path);
-    try {
-      const subtasks: CheckpointMetadata['subtasks'][number][] = [];
-      for (const { entry, chunks } of parts) {
-        const handles = await out.writeChunks(
-          id,
-          { operatorUid: entry.operatorUid, subtaskIndex: entry.subtaskIndex },
-          chunks,
-        );
-        subtasks.push({ ...entry, chunks: handles });
-      }
-      const outcome = await out.commitCheckpoint({ ...metadata, incremental: false, subtasks });
-      if (outcome.state !== 'committed') {
-        throw new CheckpointStorageError(`writing savepoint ${id} to ${path} failed: ${outcome.state}`);
-      }
-    } finally {
-      await out.close();
-    }
+    // copyCheckpoint reads every chunk in one synchronous pass: retention cannot discard any of it.
+    await copyCheckpoint(this.#storage, metadata, path);
     return { checkpointId: id, path };
   }
 
@@ -648,7 +621,7 @@ export class JobCheckpointing {
 }
 
 /** The typed error for a restore plan that fails. */
-function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>, dir: string): Error {
+export function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>, dir: string): Error {
   switch (decision.reason) {
     case 'fallback-past-committed':
       return new RestoreFallbackRefusedError(

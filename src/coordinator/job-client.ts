@@ -203,6 +203,8 @@ export class JobClient extends EventEmitter {
   #restarts = 0;
   #checkpointing: JobCheckpointing | null = null;
   #savepoint: Savepoint | null = null;
+  /** A cluster job's stop-with-savepoint requests (src/cluster/cluster-savepoint.ts), once its run started. */
+  #clusterSavepoints: import('../cluster/cluster-savepoint.js').ClusterSavepointRequests | null = null;
   #ended = false;
   #cancelled = false;
   /** Set when the `signal` option aborted the job: `done` rejects with it. */
@@ -462,6 +464,12 @@ export class JobClient extends EventEmitter {
   /** This process's part of a job formed by several (src/cluster/cluster-job.ts); no restarts yet. */
   async #runClusterInstance(): Promise<JobResult> {
     const { runClusterInstance } = await import('../cluster/cluster-job.js');
+    const { ClusterSavepointRequests } = await import('../cluster/cluster-savepoint.js');
+    const savepoints = new ClusterSavepointRequests(
+      this.options.cluster!.name,
+      this.options.checkpointing!.timeout,
+    );
+    this.#clusterSavepoints = savepoints;
     const ended = await runClusterInstance(this, {
       jobModule: this.#jobModule,
       onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
@@ -469,8 +477,14 @@ export class JobClient extends EventEmitter {
         this.#execution = execution;
         if (this.#cancelled) void execution.cancel();
       },
-    });
+      savepoints,
+    }).finally(() => savepoints.end('the job ended'));
     if (ended === null) throw this.#cancelledError();
+    this.#restarts = ended.restarts;
+    if (ended.stopped) {
+      this.#savepoint = ended.stopped;
+      return this.#stoppedResult(ended.stopped);
+    }
     this.#lastMetrics = ended.metrics;
     this.#restarts = ended.restarts;
     return this.#finishedResult();
@@ -504,6 +518,7 @@ export class JobClient extends EventEmitter {
         'the job runs without checkpointing; enable `checkpointing`',
       );
     }
+    if (this.options.cluster) return this.#stopClusterWithSavepoint(dir);
     while (this.#checkpointing === null && !this.#ended) {
       // The job is still starting: its checkpointing opens on the first turns of #run.
       await new Promise((r) => setImmediate(r));
@@ -518,6 +533,20 @@ export class JobClient extends EventEmitter {
     }
     this.#cancelled = true;
     await this.#execution?.cancel();
+    await this.done.catch(() => undefined);
+    return savepoint;
+  }
+
+  /**
+   * A cluster job: this instance asks the coordinator, which takes the savepoint across every
+   * instance and stops the job on all of them (src/cluster/cluster-savepoint.ts); resolves once
+   * this instance stopped.
+   */
+  async #stopClusterWithSavepoint(dir: string): Promise<Savepoint> {
+    while (this.#clusterSavepoints === null && !this.#ended) await new Promise((r) => setImmediate(r));
+    if (this.#clusterSavepoints === null)
+      throw new JobStateError('stopWithSavepoint: the job has already ended');
+    const savepoint = await this.#clusterSavepoints.request(dir);
     await this.done.catch(() => undefined);
     return savepoint;
   }

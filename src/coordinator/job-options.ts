@@ -386,7 +386,11 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
   if (o.restoreFrom !== undefined && checkpointing === null) {
     throw new InvalidOptionError('restoreFrom', 'needs `checkpointing` (CLI: --checkpoint-dir DIR)');
   }
-  if (o.restoreFrom === 'latest' && checkpointing?.dir === undefined) {
+  if (
+    o.restoreFrom === 'latest' &&
+    checkpointing?.dir === undefined &&
+    o.cluster?.checkpointDir === undefined
+  ) {
     throw new InvalidOptionError(
       'restoreFrom',
       "'latest' needs checkpointing.dir (CLI --checkpoint-dir DIR): without it checkpoints go to a temporary directory",
@@ -436,7 +440,8 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
 /**
  * The `cluster` option against the rest: a cluster job checkpoints exactly-once into a directory
  * every instance shares; it restarts only when an instance dies (over the live ones), never by a
- * restart strategy, and cannot restore from a checkpoint directory yet.
+ * restart strategy. `restoreFrom` ('latest': the shared directory; or a savepoint / checkpoint
+ * directory) is decided by the coordinator (src/cluster/cluster-restore.ts).
  */
 function clusterOf(
   o: JobOptions,
@@ -464,8 +469,6 @@ function clusterOf(
       'cluster.checkpointDir',
       `differs from checkpointing.dir (${JSON.stringify(c.checkpointDir)} vs ${JSON.stringify(checkpointing.dir)}): give one`,
     );
-  if (o.restoreFrom !== undefined)
-    throw new InvalidOptionError('restoreFrom', 'a cluster job cannot restore yet (issue 17, step 4)');
   if (o.restartStrategy !== undefined && o.restartStrategy.type !== 'none')
     throw new InvalidOptionError(
       'restartStrategy',

@@ -56,7 +56,8 @@ describe('the cluster job option', () => {
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, checkpointDir: '/other' } }).message).toMatch(
       /differs/,
     );
-    expect(invalid({ ...ok, restoreFrom: 'latest' }).message).toMatch(/cannot restore yet/);
+    // restoreFrom: 'latest' is the shared directory; a path a savepoint (src/cluster/cluster-restore.ts).
+    expect(resolveJobOptions({ ...ok, restoreFrom: 'latest' }).restoreFrom).toBe('latest');
     expect(
       invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } }).message,
     ).toMatch(/restartStrategy.*not supported by a cluster job yet/);

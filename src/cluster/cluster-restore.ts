@@ -1,0 +1,167 @@
+/**
+ * What a cluster job restores, beyond its own last committed checkpoint (cluster-job.ts restores
+ * that one from the coordinator bucket's `checkpoint` record):
+ *
+ * - `restoreFrom` of a cluster job: a checkpoint directory — a savepoint (of a cluster job or of a
+ *   job of one process), another job's retained checkpoints, or the cluster's own shared directory
+ *   (`'latest'`), where the coordinator also commits every cluster checkpoint's metadata
+ *   ({@link metadataOfRecord}) so that it outlives the NATS buckets. The coordinator picks the
+ *   checkpoint once ({@link decideClusterRestore}) and names it in the assignment; every member
+ *   plans its tasks' restore from that directory ({@link planDirectoryRestore}), as a job of one
+ *   process does (restore-planning.ts, task-restore-planner.ts: key groups over the new subtasks,
+ *   whatever the number of instances).
+ *
+ * I/O: reads the checkpoint directory; no NATS.
+ */
+
+import { resolve } from 'node:path';
+import { restoreFailure } from '../coordinator/job-checkpointing.js';
+import type { ResolvedJobOptions } from '../coordinator/job-options.js';
+import { checkRestoreCompatibility, migrateLegacyUids } from '../coordinator/restore-compatibility.js';
+import { planRestore } from '../coordinator/restore-planning.js';
+import { planTaskRestores } from '../coordinator/task-restore-planner.js';
+import { ClusterError, MaxParallelismMismatchError, NonRestoredStateError } from '../errors.js';
+import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { DEFAULT_UID_SCHEME } from '../graph/operator-uid.js';
+import { operatorStatePackr } from '../protocol/operator-state-codec.js';
+import type { TaskRestoreState } from '../protocol/task-deployment.js';
+import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
+import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import type { ClusterCheckpointRecord } from './cluster-checkpoints.js';
+
+/** A checkpoint in a directory, named by the coordinator in the assignment. */
+export interface DirectoryRestore {
+  readonly checkpointId: number;
+  /** Absolute path of the checkpoint directory holding its metadata and chunks. */
+  readonly dir: string;
+}
+
+/**
+ * The checkpoint metadata of a committed cluster checkpoint record: the same shape a job of one
+ * process commits (job-checkpointing.ts), so a directory holding it restores like any other.
+ */
+export function metadataOfRecord(plan: ExecutionPlan, record: ClusterCheckpointRecord): CheckpointMetadata {
+  return {
+    checkpointId: record.checkpointId,
+    timestamp: record.completedAt,
+    incremental: false,
+    job: {
+      maxParallelism: plan.maxParallelism,
+      defaultUidScheme: DEFAULT_UID_SCHEME,
+      operators: plan.vertices.flatMap((v) =>
+        v.operators.map((op) => ({
+          operatorUid: op.uid,
+          parallelism: v.parallelism,
+          vertexId: v.vertexId,
+          name: op.name,
+        })),
+      ),
+    },
+    subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
+      handles.operators.map((op) => ({
+        operatorUid: op.operatorUid,
+        subtaskIndex: Number(key.split('/')[1]),
+        chunks: op.chunks,
+      })),
+    ),
+  };
+}
+
+/**
+ * The coordinator's decision for a cluster job's first deployment: which checkpoint of
+ * `restoreFrom` every member restores, or null (`'latest'` in a shared directory that holds none
+ * yet: a fresh start). `'latest'` means the cluster's shared checkpoint directory.
+ * @throws CheckpointStorageError / RestoreFallbackRefusedError as `restoreFrom` of a job of one
+ *   process does (an explicit path that holds no usable checkpoint, a fallback past a damaged one);
+ *   MaxParallelismMismatchError / NonRestoredStateError when the checkpoint does not fit the job.
+ */
+export function decideClusterRestore(
+  plan: ExecutionPlan,
+  options: ResolvedJobOptions,
+  sharedDir: string,
+): DirectoryRestore | null {
+  const from = options.restoreFrom;
+  if (from === undefined) return null;
+  const dir = from === 'latest' ? resolve(sharedDir) : resolve(from);
+  const storage = CheckpointStorage.open(dir, { create: false });
+  try {
+    const found = storage.findRestorable();
+    const candidates: { checkpointId: number; problem?: string; metadata?: CheckpointMetadata }[] =
+      found.skipped.map((s) => ({ checkpointId: s.checkpointId, problem: s.problems.join('; ') }));
+    if (found.state === 'found')
+      candidates.push({ checkpointId: found.metadata.checkpointId, metadata: found.metadata });
+    const decision = planRestore({
+      candidates,
+      request: from === 'latest' ? 'latest' : 'explicit',
+      mode: options.checkpointing!.mode,
+      allowFallbackPastDamaged: options.allowFallbackPastDamaged,
+    });
+    if (decision.kind === 'fresh-start') return null;
+    if (decision.kind === 'fail') throw restoreFailure(decision, dir);
+    checkFits(plan, options, decision.checkpoint.metadata!);
+    return { checkpointId: decision.checkpoint.checkpointId, dir };
+  } finally {
+    void storage.close();
+  }
+}
+
+/**
+ * The state every task restores from checkpoint `r.checkpointId` of directory `r.dir`; tasks read
+ * their keyed chunks from that directory (`TaskRestoreState.dir`).
+ * @throws ClusterError when the checkpoint is not (any more) there; the errors of a misfit as in
+ *   {@link decideClusterRestore}.
+ */
+export function planDirectoryRestore(
+  name: string,
+  plan: ExecutionPlan,
+  options: ResolvedJobOptions,
+  r: DirectoryRestore,
+): Map<string, TaskRestoreState> {
+  const storage = CheckpointStorage.open(r.dir, { create: false });
+  try {
+    const stored = storage.loadMetadata(r.checkpointId);
+    if (!stored)
+      throw new ClusterError(
+        name,
+        'restoring',
+        `checkpoint ${r.checkpointId}, which the assignment restores, is not in ${r.dir}: every instance must read the same directory`,
+      );
+    checkFits(plan, options, stored);
+    const packr = operatorStatePackr();
+    const plans = planTaskRestores(
+      plan,
+      migrateLegacyUids(plan, stored),
+      (h) => packr.unpack(storage.readChunk(h)) as unknown[],
+    );
+    const out = new Map<string, TaskRestoreState>();
+    for (const [key, p] of plans) out.set(key, { ...p, dir: r.dir });
+    return out;
+  } finally {
+    void storage.close();
+  }
+}
+
+/** Refuses a checkpoint whose state does not fit the job, as a job of one process does. */
+function checkFits(plan: ExecutionPlan, options: ResolvedJobOptions, stored: CheckpointMetadata): void {
+  const verdict = checkRestoreCompatibility({
+    plan,
+    metadata: migrateLegacyUids(plan, stored),
+    allowNonRestoredState: options.allowNonRestoredState,
+  });
+  switch (verdict.kind) {
+    case 'max-parallelism-mismatch':
+      throw new MaxParallelismMismatchError(
+        stored.checkpointId,
+        verdict.checkpointMaxParallelism,
+        verdict.jobMaxParallelism,
+      );
+    case 'non-restored-state':
+      throw new NonRestoredStateError(stored.checkpointId, verdict.operators);
+    case 'compatible':
+      return;
+    default: {
+      const unreachable: never = verdict;
+      throw new Error(`unknown restore compatibility ${JSON.stringify(unreachable)}`);
+    }
+  }
+}

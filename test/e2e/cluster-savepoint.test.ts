@@ -1,0 +1,226 @@
+/**
+ * Stop-with-savepoint of a cluster job and `restoreFrom` of it, against the machine's NATS server
+ * (127.0.0.1:4222): test/fixtures/jobs/split-sum.mjs (sequence → map | keyBy → running sum →
+ * exactly-once collect sink) at parallelism 3, each instance a child process running
+ * test/fixtures/cluster/savepoint-instance.mjs (the public startJob).
+ *
+ * Run 1: three instances; every source holds after HOLD of its N/3 records (half-way; flag files
+ * `held-<subtask>`). Once all held and the coordinator completed a checkpoint, a NON-coordinator
+ * instance calls `stopWithSavepoint(dir)`: every instance ends `stopped` with the same savepoint,
+ * and together they committed exactly the 3 × HOLD records before the savepoint's barriers (the
+ * sinks committed up to it before anyone stopped). The savepoint directory lists the savepoint
+ * (what `weir checkpoints DIR` reads), and the shared checkpoint directory lists the cluster's
+ * checkpoints too.
+ *
+ * Run 2 restores the savepoint — on two instances of a new cluster, or as a job of one process at
+ * parallelism 2 — with the sources released: the union of run 1's and run 2's committed output,
+ * with no deduplication, is exactly the running sums of the whole input. A savepoint that lost or
+ * repeated state, a restore that started from the beginning or committed the savepoint's output
+ * again, all fail that check.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
+import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
+import { ROOT } from './cli-process.js';
+import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+
+const HOST = path.join(ROOT, 'test/fixtures/cluster/savepoint-instance.mjs');
+const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
+const SERVERS = ['nats://127.0.0.1:4222'];
+const N = 6000;
+const PARALLELISM = 3;
+const HOLD = 1000; // half of each source's N / PARALLELISM records
+const KEYS = 10;
+
+interface InstanceMessage {
+  kind: 'started' | 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'savepoint' | 'savepoint-error';
+  restoredFrom?: number | null;
+  checkpointId?: number;
+  path?: string;
+  status?: string;
+  restarts?: number;
+  sinks?: Record<string, RunningSum[]>;
+  savepoint?: { checkpointId: number; path: string } | null;
+  message?: string;
+  stack?: string;
+}
+
+class Log {
+  readonly messages: (InstanceMessage & { instance: number })[] = [];
+  #waiters: (() => void)[] = [];
+  failure: string | null = null;
+  add(instance: number, m: InstanceMessage): void {
+    this.messages.push({ ...m, instance });
+    if (m.kind === 'error' || m.kind === 'exit' || m.kind === 'savepoint-error')
+      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
+    for (const w of this.#waiters.splice(0)) w();
+  }
+  async until(what: string, pred: () => boolean): Promise<void> {
+    while (!pred()) {
+      if (this.failure !== null)
+        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+  of(kind: InstanceMessage['kind']) {
+    return this.messages.filter((m) => m.kind === kind);
+  }
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A fresh cluster name whose buckets are deleted after the test. */
+function clusterName(): string {
+  const name = `sp${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
+  cleanups.push(async () => {
+    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
+      create: false,
+      role: 'cleanup',
+    }).catch(() => null);
+    if (conn) {
+      await destroyCluster(conn);
+      await conn.close();
+    }
+  });
+  return name;
+}
+
+/** Forks `count` instances with `options(i)`; children killed after the test. */
+function start(count: number, options: (i: number) => Record<string, unknown>) {
+  const log = new Log();
+  const children: ChildProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    const child = fork(HOST, [JSON.stringify({ job: JOB, options: options(i) })]);
+    child.on('message', (m) => log.add(i, m as InstanceMessage));
+    child.on('exit', (code, signal) => {
+      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
+        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    children.push(child);
+  }
+  return { log, children };
+}
+
+const jobArgs = (dir: string) => ({ n: String(N), hold: String(HOLD), keys: String(KEYS), dir });
+
+/**
+ * Run 1: three instances, stop-with-savepoint from a non-coordinator once every source held.
+ * Returns the savepoint and the output the three committed.
+ */
+async function stopThreeWithSavepoint(): Promise<{
+  savepoint: { checkpointId: number; path: string };
+  dir: string;
+  sums: RunningSum[];
+}> {
+  const dir = tempDir('weir-cluster-sp-');
+  const shared = path.join(dir, 'checkpoints');
+  const name = clusterName();
+  const { log, children } = start(3, () => ({
+    parallelism: PARALLELISM,
+    args: jobArgs(dir),
+    checkpointing: { interval: 100, dir: shared },
+    cluster: { servers: SERVERS, name, instances: 3 },
+  }));
+  await log.until('every instance deployed', () => log.of('deployed').length === 3);
+  await whenFiles(
+    dir,
+    Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
+    firstExit(children),
+  );
+  const before = log.of('checkpoint').length;
+  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+  const coordinator = log.of('checkpoint')[0].instance;
+  const asker = (coordinator + 1) % 3;
+  const savepointDir = path.join(dir, 'savepoint');
+  children[asker].send({ cmd: 'savepoint', dir: savepointDir });
+  await log.until('the savepoint', () => log.of('savepoint').length === 1);
+  await log.until('every result', () => log.of('result').length === 3);
+  const answer = log.of('savepoint')[0];
+  expect(answer.instance).toBe(asker);
+  const savepoint = { checkpointId: answer.checkpointId!, path: answer.path! };
+  expect(savepoint.path).toBe(savepointDir);
+  for (const r of log.of('result')) {
+    expect(r.status).toBe('stopped');
+    expect(r.savepoint).toEqual(savepoint);
+  }
+  // The sources held: the savepoint's barriers followed exactly HOLD records of each, and every
+  // instance's sinks committed up to it before any instance stopped.
+  const sums = log.of('result').flatMap((r) => r.sinks!.sums);
+  expect(sums).toHaveLength(PARALLELISM * HOLD);
+  expect(new Set(sums.map((s) => `${s.key}/${s.count}`)).size).toBe(sums.length);
+  // The savepoint is a checkpoint directory of its own (what `weir checkpoints DIR` lists), its
+  // sinks recorded as committed; the shared directory lists the cluster's checkpoints too.
+  const copy = CheckpointStorage.open(savepointDir, { create: false });
+  try {
+    expect(copy.listCompleted()).toEqual([savepoint.checkpointId]);
+    expect(copy.verifyCheckpoint(savepoint.checkpointId)).toEqual(expect.objectContaining({ state: 'ok' }));
+    expect(copy.loadMetadata(savepoint.checkpointId)?.sinksCommitted).toBe(true);
+  } finally {
+    await copy.close();
+  }
+  const sharedStorage = CheckpointStorage.open(shared, { create: false });
+  try {
+    expect(sharedStorage.listCompleted()).toContain(savepoint.checkpointId);
+  } finally {
+    await sharedStorage.close();
+  }
+  for (const c of children) c.send({ cmd: 'exit' });
+  return { savepoint, dir, sums };
+}
+
+describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
+  it('three instances stop with a savepoint asked on a non-coordinator; two instances of a new cluster restore it; the output is exact', async () => {
+    const first = await stopThreeWithSavepoint();
+    writeFileSync(path.join(first.dir, 'release'), '');
+    const dir2 = tempDir('weir-cluster-sp-restore-');
+    const name = clusterName();
+    const { log } = start(2, () => ({
+      parallelism: PARALLELISM,
+      args: jobArgs(first.dir),
+      checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
+      cluster: { servers: SERVERS, name, instances: 2 },
+      restoreFrom: first.savepoint.path,
+    }));
+    await log.until('both results', () => log.of('result').length === 2);
+    for (const d of log.of('deployed')) expect(d.restoredFrom).toBe(first.savepoint.checkpointId);
+    for (const r of log.of('result')) expect(r.status).toBe('finished');
+    const second = log.of('result').flatMap((r) => r.sinks!.sums);
+    expect(existsSync(first.savepoint.path)).toBe(true);
+    expectExactRunningSums([...first.sums, ...second], N, KEYS);
+  });
+
+  it('the savepoint of three instances restores as a job of one process at parallelism 2; the output is exact', async () => {
+    const first = await stopThreeWithSavepoint();
+    writeFileSync(path.join(first.dir, 'release'), '');
+    const dir2 = tempDir('weir-cluster-sp-single-');
+    const { log } = start(1, () => ({
+      parallelism: 2,
+      args: jobArgs(first.dir),
+      checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
+      restoreFrom: first.savepoint.path,
+    }));
+    await log.until('the result', () => log.of('result').length === 1);
+    expect(log.of('deployed')[0].restoredFrom).toBe(first.savepoint.checkpointId);
+    const [r] = log.of('result');
+    expect(r.status).toBe('finished');
+    expectExactRunningSums([...first.sums, ...r.sinks!.sums], N, KEYS);
+  });
+});
