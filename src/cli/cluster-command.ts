@@ -11,7 +11,9 @@ import { type ClusterStatus, readClusterStatus } from '../cluster/cluster-status
 import { WeirError } from '../errors.js';
 import type { CommandOutput } from './checkpoints-command.js';
 
-export const CLUSTER_USAGE = 'weir cluster status --cluster URL[,URL] --cluster-name NAME [--json]';
+export const CLUSTER_USAGE =
+  'weir cluster status --cluster URL[,URL] --cluster-name NAME [--json]\n' +
+  '       weir cluster savepoint DIR --cluster URL[,URL] --cluster-name NAME [--timeout MS] [--json]';
 
 export const CLUSTER_HELP = [
   `usage: ${CLUSTER_USAGE}`,
@@ -19,7 +21,13 @@ export const CLUSTER_HELP = [
   'Prints the members of a weir cluster on NATS JetStream (instance id, host, pid, age of the',
   'last heartbeat; a member older than its timeout is marked stale) and the coordinator with its',
   'lease revision and epoch. --json prints one object. Reads only: joins and creates nothing.',
-  'Exit codes: 0 printed, 1 the server or the cluster cannot be read, 2 usage error.',
+  '',
+  'savepoint DIR: stops the cluster job running under NAME with a savepoint in DIR (a new or empty',
+  'directory every instance can write and whoever restores can read; resume with',
+  '`weir run … --restore DIR`, on any number of instances or as a job of one process). Waits',
+  'until every instance stopped (at most --timeout MS, default 120000).',
+  'Exit codes: 0 printed (status) or stopped (savepoint), 1 the server or the cluster cannot be',
+  'read, or the savepoint failed (the job runs on), 2 usage error.',
 ].join('\n');
 
 const consoleOutput: CommandOutput = {
@@ -34,6 +42,8 @@ export async function clusterCommand(
   let servers: string[];
   let name: string;
   let json: boolean;
+  let savepointDir: string | undefined;
+  let timeoutMs = 120_000;
   try {
     const { values, positionals } = parseArgs({
       args: [...args],
@@ -42,10 +52,22 @@ export async function clusterCommand(
         cluster: { type: 'string' },
         'cluster-name': { type: 'string' },
         json: { type: 'boolean' },
+        timeout: { type: 'string' },
       },
     });
-    if (positionals.length !== 1 || positionals[0] !== 'status')
-      throw new Error(`unknown subcommand ${JSON.stringify(positionals.join(' '))} (only "status")`);
+    if (positionals[0] === 'savepoint') {
+      if (positionals.length !== 2) throw new Error('savepoint needs one DIR');
+      savepointDir = positionals[1];
+      if (values.timeout !== undefined) {
+        timeoutMs = Number(values.timeout);
+        if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+          throw new Error(`--timeout must be a positive integer (ms), got ${JSON.stringify(values.timeout)}`);
+      }
+    } else if (positionals.length !== 1 || positionals[0] !== 'status')
+      throw new Error(
+        `unknown subcommand ${JSON.stringify(positionals.join(' '))} (only "status" or "savepoint DIR")`,
+      );
+    else if (values.timeout !== undefined) throw new Error('--timeout is for "savepoint"');
     if (values.cluster === undefined) throw new Error('--cluster URL is required');
     if (values['cluster-name'] === undefined) throw new Error('--cluster-name NAME is required');
     servers = values.cluster.split(',');
@@ -56,6 +78,8 @@ export async function clusterCommand(
     output.err(`weir cluster: ${(e as Error).message}\nusage: ${CLUSTER_USAGE}`);
     return 2;
   }
+  if (savepointDir !== undefined)
+    return savepointCommand(servers, name, savepointDir, timeoutMs, json, output);
   let status: ClusterStatus;
   try {
     status = await readClusterStatus(resolveClusterOptions({ servers, name }));
@@ -82,4 +106,32 @@ export async function clusterCommand(
   );
   for (const p of status.problems) output.err(`weir cluster: ${p}`);
   return 0;
+}
+
+async function savepointCommand(
+  servers: string[],
+  name: string,
+  dir: string,
+  timeoutMs: number,
+  json: boolean,
+  output: CommandOutput,
+): Promise<number> {
+  const { requestClusterSavepoint } = await import('../cluster/cluster-savepoint-request.js');
+  try {
+    const s = await requestClusterSavepoint(resolveClusterOptions({ servers, name }), dir, timeoutMs);
+    const message =
+      `cluster "${name}" stopped with savepoint ${s.checkpointId} in ${s.path}` +
+      (s.sinksCommitted
+        ? ''
+        : ' (not every instance confirmed its sinks committed: a restore commits them again)') +
+      `; resume with --restore ${s.path}`;
+    if (json) output.out(JSON.stringify({ ok: true, cluster: name, savepoint: s, message }));
+    else output.out(message);
+    return 0;
+  } catch (e) {
+    const message = e instanceof WeirError ? e.message : String(e);
+    if (json) output.out(JSON.stringify({ cluster: name, ok: false, error: message }));
+    else output.err(`weir cluster: ${message}`);
+    return 1;
+  }
 }

@@ -49,8 +49,9 @@ const COMMANDS: readonly Command[] = [
   {
     name: 'cluster',
     usage:
-      'weir cluster status --cluster URL --cluster-name NAME [--json]\n' +
-      '                                 members and coordinator of a scale-out cluster (in progress)',
+      'weir cluster status|savepoint DIR --cluster URL --cluster-name NAME [--json]\n' +
+      '                                 members and coordinator of a scale-out cluster (in progress);\n' +
+      '                                 stop its job with a savepoint in DIR',
     help: async () => (await import('./cluster-command.js')).CLUSTER_HELP,
     run: async (args) => (await import('./cluster-command.js')).clusterCommand(args),
   },
@@ -217,7 +218,8 @@ async function runCommand(args: readonly string[]): Promise<number> {
       const message =
         `stopped with savepoint ${result.savepoint.checkpointId} in ${result.savepoint.path} (asked on another instance of the cluster); ` +
         `resume with --restore ${result.savepoint.path}`;
-      if (parsed.json) console.log(JSON.stringify({ status: 'stopped', savepoint: result.savepoint, message }));
+      if (parsed.json)
+        console.log(JSON.stringify({ status: 'stopped', savepoint: result.savepoint, message }));
       else console.error(`weir run: ${message}`);
       return 0;
     }

@@ -6,7 +6,8 @@
  *
  * Run 1: three instances; every source holds after HOLD of its N/3 records (half-way; flag files
  * `held-<subtask>`). Once all held and the coordinator completed a checkpoint, a NON-coordinator
- * instance calls `stopWithSavepoint(dir)`: every instance ends `stopped` with the same savepoint,
+ * instance calls `stopWithSavepoint(dir)` (in the second case `weir cluster savepoint DIR` asks
+ * from outside the job): every instance ends `stopped` with the same savepoint,
  * and together they committed exactly the 3 × HOLD records before the savepoint's barriers (the
  * sinks committed up to it before anyone stopped). The savepoint directory lists the savepoint
  * (what `weir checkpoints DIR` reads), and the shared checkpoint directory lists the cluster's
@@ -27,7 +28,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
-import { ROOT } from './cli-process.js';
+import { ROOT, weirToEnd } from './cli-process.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/savepoint-instance.mjs');
@@ -122,10 +123,11 @@ function start(count: number, options: (i: number) => Record<string, unknown>) {
 const jobArgs = (dir: string) => ({ n: String(N), hold: String(HOLD), keys: String(KEYS), dir });
 
 /**
- * Run 1: three instances, stop-with-savepoint from a non-coordinator once every source held.
+ * Run 1: three instances, stop-with-savepoint once every source held: asked on a non-coordinator
+ * instance's handle, or (`cli`) with `weir cluster savepoint DIR` from outside the job.
  * Returns the savepoint and the output the three committed.
  */
-async function stopThreeWithSavepoint(): Promise<{
+async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
   savepoint: { checkpointId: number; path: string };
   dir: string;
   sums: RunningSum[];
@@ -150,12 +152,34 @@ async function stopThreeWithSavepoint(): Promise<{
   const coordinator = log.of('checkpoint')[0].instance;
   const asker = (coordinator + 1) % 3;
   const savepointDir = path.join(dir, 'savepoint');
-  children[asker].send({ cmd: 'savepoint', dir: savepointDir });
-  await log.until('the savepoint', () => log.of('savepoint').length === 1);
+  let savepoint: { checkpointId: number; path: string };
+  if (via === 'instance') {
+    children[asker].send({ cmd: 'savepoint', dir: savepointDir });
+    await log.until('the savepoint', () => log.of('savepoint').length === 1);
+    const answer = log.of('savepoint')[0];
+    expect(answer.instance).toBe(asker);
+    savepoint = { checkpointId: answer.checkpointId!, path: answer.path! };
+  } else {
+    const cli = await weirToEnd([
+      'cluster',
+      'savepoint',
+      savepointDir,
+      '--cluster',
+      SERVERS[0],
+      '--cluster-name',
+      name,
+      '--json',
+    ]);
+    expect(cli.code, cli.stderr).toBe(0);
+    const out = JSON.parse(cli.stdout) as {
+      ok: boolean;
+      savepoint: { checkpointId: number; path: string; sinksCommitted: boolean };
+    };
+    expect(out.ok).toBe(true);
+    expect(out.savepoint.sinksCommitted).toBe(true);
+    savepoint = { checkpointId: out.savepoint.checkpointId, path: out.savepoint.path };
+  }
   await log.until('every result', () => log.of('result').length === 3);
-  const answer = log.of('savepoint')[0];
-  expect(answer.instance).toBe(asker);
-  const savepoint = { checkpointId: answer.checkpointId!, path: answer.path! };
   expect(savepoint.path).toBe(savepointDir);
   for (const r of log.of('result')) {
     expect(r.status).toBe('stopped');
@@ -188,7 +212,7 @@ async function stopThreeWithSavepoint(): Promise<{
 
 describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
   it('three instances stop with a savepoint asked on a non-coordinator; two instances of a new cluster restore it; the output is exact', async () => {
-    const first = await stopThreeWithSavepoint();
+    const first = await stopThreeWithSavepoint('instance');
     writeFileSync(path.join(first.dir, 'release'), '');
     const dir2 = tempDir('weir-cluster-sp-restore-');
     const name = clusterName();
@@ -207,8 +231,8 @@ describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
     expectExactRunningSums([...first.sums, ...second], N, KEYS);
   });
 
-  it('the savepoint of three instances restores as a job of one process at parallelism 2; the output is exact', async () => {
-    const first = await stopThreeWithSavepoint();
+  it('`weir cluster savepoint` stops three instances; the savepoint restores as a job of one process at parallelism 2; the output is exact', async () => {
+    const first = await stopThreeWithSavepoint('cli');
     writeFileSync(path.join(first.dir, 'release'), '');
     const dir2 = tempDir('weir-cluster-sp-single-');
     const { log } = start(1, () => ({
