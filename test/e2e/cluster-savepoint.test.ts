@@ -14,7 +14,8 @@
  * checkpoints too.
  *
  * Run 2 restores the savepoint — on two instances of a new cluster, or as a job of one process at
- * parallelism 2 — with the sources released: the union of run 1's and run 2's committed output,
+ * parallelism 2 — with the sources released (a third case: a job of ONE process stops with a
+ * savepoint and two cluster instances restore it): the union of run 1's and run 2's committed output,
  * with no deduplication, is exactly the running sums of the whole input. A savepoint that lost or
  * repeated state, a restore that started from the beginning or committed the savepoint's output
  * again, all fail that check.
@@ -127,7 +128,7 @@ const jobArgs = (dir: string) => ({ n: String(N), hold: String(HOLD), keys: Stri
  * instance's handle, or (`cli`) with `weir cluster savepoint DIR` from outside the job.
  * Returns the savepoint and the output the three committed.
  */
-async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
+async function stopWithSavepoint(via: 'instance' | 'cli' | 'one-process'): Promise<{
   savepoint: { checkpointId: number; path: string };
   dir: string;
   sums: RunningSum[];
@@ -135,13 +136,14 @@ async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
   const dir = tempDir('weir-cluster-sp-');
   const shared = path.join(dir, 'checkpoints');
   const name = clusterName();
-  const { log, children } = start(3, () => ({
+  const instances = via === 'one-process' ? 1 : 3;
+  const { log, children } = start(instances, () => ({
     parallelism: PARALLELISM,
     args: jobArgs(dir),
     checkpointing: { interval: 100, dir: shared },
-    cluster: { servers: SERVERS, name, instances: 3 },
+    ...(via === 'one-process' ? {} : { cluster: { servers: SERVERS, name, instances } }),
   }));
-  await log.until('every instance deployed', () => log.of('deployed').length === 3);
+  await log.until('every instance deployed', () => log.of('deployed').length === instances);
   await whenFiles(
     dir,
     Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
@@ -150,10 +152,10 @@ async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
   const before = log.of('checkpoint').length;
   await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
   const coordinator = log.of('checkpoint')[0].instance;
-  const asker = (coordinator + 1) % 3;
+  const asker = (coordinator + 1) % instances;
   const savepointDir = path.join(dir, 'savepoint');
   let savepoint: { checkpointId: number; path: string };
-  if (via === 'instance') {
+  if (via !== 'cli') {
     children[asker].send({ cmd: 'savepoint', dir: savepointDir });
     await log.until('the savepoint', () => log.of('savepoint').length === 1);
     const answer = log.of('savepoint')[0];
@@ -179,7 +181,7 @@ async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
     expect(out.savepoint.sinksCommitted).toBe(true);
     savepoint = { checkpointId: out.savepoint.checkpointId, path: out.savepoint.path };
   }
-  await log.until('every result', () => log.of('result').length === 3);
+  await log.until('every result', () => log.of('result').length === instances);
   expect(savepoint.path).toBe(savepointDir);
   for (const r of log.of('result')) {
     expect(r.status).toBe('stopped');
@@ -212,7 +214,7 @@ async function stopThreeWithSavepoint(via: 'instance' | 'cli'): Promise<{
 
 describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
   it('three instances stop with a savepoint asked on a non-coordinator; two instances of a new cluster restore it; the output is exact', async () => {
-    const first = await stopThreeWithSavepoint('instance');
+    const first = await stopWithSavepoint('instance');
     writeFileSync(path.join(first.dir, 'release'), '');
     const dir2 = tempDir('weir-cluster-sp-restore-');
     const name = clusterName();
@@ -232,7 +234,7 @@ describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
   });
 
   it('`weir cluster savepoint` stops three instances; the savepoint restores as a job of one process at parallelism 2; the output is exact', async () => {
-    const first = await stopThreeWithSavepoint('cli');
+    const first = await stopWithSavepoint('cli');
     writeFileSync(path.join(first.dir, 'release'), '');
     const dir2 = tempDir('weir-cluster-sp-single-');
     const { log } = start(1, () => ({
@@ -246,5 +248,23 @@ describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
     const [r] = log.of('result');
     expect(r.status).toBe('finished');
     expectExactRunningSums([...first.sums, ...r.sinks!.sums], N, KEYS);
+  });
+
+  it('the savepoint of a job of ONE process (parallelism 3) restores on two cluster instances; the output is exact', async () => {
+    const first = await stopWithSavepoint('one-process');
+    writeFileSync(path.join(first.dir, 'release'), '');
+    const dir2 = tempDir('weir-cluster-sp-from-one-');
+    const name = clusterName();
+    const { log } = start(2, () => ({
+      parallelism: PARALLELISM,
+      args: jobArgs(first.dir),
+      checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
+      cluster: { servers: SERVERS, name, instances: 2 },
+      restoreFrom: first.savepoint.path,
+    }));
+    await log.until('both results', () => log.of('result').length === 2);
+    for (const d of log.of('deployed')) expect(d.restoredFrom).toBe(first.savepoint.checkpointId);
+    for (const r of log.of('result')) expect(r.status).toBe('finished');
+    expectExactRunningSums([...first.sums, ...log.of('result').flatMap((r) => r.sinks!.sums)], N, KEYS);
   });
 });
