@@ -15,10 +15,10 @@
  *   | 14..14+4n          | each record's msgpack payload length (u32)                  |
  *   | 14+4n..            | the payloads, back to back, in offset order                 |
  *
- * - Single record (format 1, written by weir before record batches): an 8-byte header (the append
- *   time, float64 big-endian) and the msgpack payload, under the record's own offset. Its first byte
- *   is the top byte of a big-endian double: 0xff there would be a negative NaN, never an append
- *   time, so the tag cannot be mistaken for one.
+ * - Single record (what an append of one record to a partition writes, and every entry format 1
+ *   wrote): an 8-byte header (the append time, float64 big-endian) and the msgpack payload, under
+ *   the record's own offset. Its first byte is the top byte of a big-endian double: 0xff there
+ *   would be a negative NaN, never an append time, so the tag cannot be mistaken for one.
  *
  * A record's logical size, which retention's `maxBytes` and a partition's `bytes` count, is
  * {@link RECORD_HEADER_BYTES} + its payload length in both formats, so byte limits mean what they
@@ -67,6 +67,17 @@ export function encodeRecordBatch(
     at += length;
   }
   return out;
+}
+
+/**
+ * A lone record's entry: the encoded record itself with the append time stamped into its header,
+ * in place (lmdb-js copies the value when the write is issued; a record re-planned after a
+ * conflict is stamped again).
+ */
+export function singleRecordEntry(value: Uint8Array, appendedAt: number): Buffer {
+  const b = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  b.writeDoubleBE(appendedAt, 0);
+  return b;
 }
 
 /**

@@ -21,10 +21,16 @@
  * so concurrent appenders never get the same offset and never lose a record; one handle's
  * appends land in call order.
  *
+ * Storage: the records an append puts into one partition are one record batch, one LMDB value
+ * keyed by the first one's offset (`record-batch.ts`); directories of the format-1 layout (one value
+ * per record) are read as they are.
+ *
  * Cost: asynchronous appends share one LMDB transaction (one fsync with `durability: 'fsync'`)
  * per group — under load, everything appended on the handle while the previous group committed
  * (plus one more per conflict with another handle); a synchronous append is one transaction.
- * Reads are synchronous memory-mapped range scans, O(records returned).
+ * Either way, one LMDB put per (append, partition), whatever the number of records. Reads are
+ * synchronous memory-mapped range scans: one reverse cursor step to the batch holding the first
+ * offset asked for, then O(records returned).
  *
  * One file of ~640 lines on purpose: both write paths run the same planners, and the planners
  * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
@@ -59,7 +65,7 @@ import {
   routeRecords,
 } from './partition-routing.js';
 import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
-import { encodeRecordBatch, StoredEntry } from './record-batch.js';
+import { encodeRecordBatch, StoredEntry, singleRecordEntry } from './record-batch.js';
 import type { PreparedAppend, WireOp } from './relay-wire.js';
 
 export type { PreparedAppend } from './relay-wire.js';
@@ -514,9 +520,13 @@ export class Topic<T = unknown> {
     }
     const ranges: OffsetRange[] = [];
     for (const [partition, { entry, end, bytes, indices }] of [...touched].sort((a, b) => a[0] - b[0])) {
-      // One record batch per (append, partition), keyed by its first offset (`record-batch.ts`).
+      // One entry per (append, partition), keyed by its first offset (`record-batch.ts`): a record
+      // batch, or a lone record as a single-record entry (no batch to build, no copy).
       const base = entry.value.end;
-      const batch = encodeRecordBatch(values, touched.size === 1 ? null : indices, now);
+      const batch =
+        indices.length === 1
+          ? singleRecordEntry(values[indices[0]], now)
+          : encodeRecordBatch(values, touched.size === 1 ? null : indices, now);
       const key: Key = [this.#id, partition, base];
       if (retained) {
         view.put(core.records, key, batch);
