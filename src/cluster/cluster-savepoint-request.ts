@@ -11,8 +11,9 @@ import { ClusterError } from '../errors.js';
 import { checkSavepointDir } from '../state/storage/savepoint-copy.js';
 import type { ClusterCheckpointRecord, CoordinatorMessage } from './cluster-checkpoints.js';
 import { openCluster } from './cluster-connection.js';
-import { ASSIGNMENT_KEY, runSubjects } from './cluster-job.js';
+import { runSubjects } from './cluster-job.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
+import { ASSIGNMENT_KEY } from './cluster-options.js';
 import type { ClusterSavepoint, SavepointMemberMessage } from './cluster-savepoint.js';
 
 export interface OutsideSavepoint extends ClusterSavepoint {

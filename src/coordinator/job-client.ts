@@ -470,15 +470,23 @@ export class JobClient extends EventEmitter {
       this.options.checkpointing!.timeout,
     );
     this.#clusterSavepoints = savepoints;
+    // Live counters of this instance's tasks (`metrics()`, the `metrics` event, the dashboard and
+    // the member status `weir cluster status` prints), sampled per deployment like a local job's.
+    let stopSampling = (): void => undefined;
     const ended = await runClusterInstance(this, {
       jobModule: this.#jobModule,
       onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
       onExecution: (execution) => {
+        stopSampling();
         this.#execution = execution;
         if (this.#cancelled) void execution.cancel();
+        stopSampling = this.#sampleMetrics(execution);
       },
       savepoints,
-    }).finally(() => savepoints.end('the job ended'));
+    }).finally(() => {
+      stopSampling();
+      savepoints.end('the job ended');
+    });
     if (ended === null) throw this.#cancelledError();
     this.#restarts = ended.restarts;
     if (ended.stopped) {
