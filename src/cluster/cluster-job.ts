@@ -282,7 +282,11 @@ export async function runClusterInstance(
       // which it reported as `failed` first.
       const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
         if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
-          if (failure === null) restartable = true;
+          if (failure === null) {
+            // Logged at the moment of detection (bench/cluster/takeover.mjs times it).
+            log('warn', { instance: instanceId, run: assignment.run }, 'member timed out');
+            restartable = true;
+          }
           failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
         }
       };
@@ -333,7 +337,10 @@ export async function runClusterInstance(
           host.onTaskEvent(task, event);
           switch (event.kind) {
             case 'running':
-              if (++running === local.size) up({ type: 'ready', member: id });
+              if (++running === local.size) {
+                up({ type: 'ready', member: id });
+                log('info', { attempt }, 'tasks running');
+              }
               break;
             case 'acknowledge':
               up({
