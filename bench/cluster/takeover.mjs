@@ -88,7 +88,7 @@ async function round(timeoutMs, victimKind, r) {
           job: JOB,
           options: {
             parallelism: instances,
-            args: { dir, rate: a.rate, afterRestore: 5000 },
+            args: { dir, rate: a.rate, afterRestore: '5000' },
             checkpointing: { interval: 200, dir: path.join(dir, 'checkpoints') },
             cluster: { servers: SERVERS, name, instances, timeoutMs },
           },

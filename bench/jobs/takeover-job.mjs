@@ -9,7 +9,7 @@
 // wallNow() (comparable across processes on one machine).
 //
 // args: dir (required), keys (default 100), rate (default 2000), afterRestore (default 500).
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { defineJob } from 'weir';
 import { reportSink, wallNow } from './report-sink.mjs';
@@ -70,8 +70,12 @@ export default defineJob((env, args) => {
           write() {
             if (!first) return;
             first = false;
-            if (ctx.attempt > 0)
-              writeFileSync(path.join(dir, `first-${ctx.attempt}-${ctx.subtaskIndex}`), String(wallNow()));
+            if (ctx.attempt > 0) {
+              // Written then renamed: the benchmark polls for the name and must never read it empty.
+              const name = `first-${ctx.attempt}-${ctx.subtaskIndex}`;
+              writeFileSync(path.join(dir, `.${name}.tmp`), String(wallNow()));
+              renameSync(path.join(dir, `.${name}.tmp`), path.join(dir, name));
+            }
           },
           report: () => ({ subtask: ctx.subtaskIndex, attempt: ctx.attempt }),
         };
