@@ -54,10 +54,11 @@ import {
 } from './cluster-checkpoints.js';
 import { type ClusterConnection, openCluster } from './cluster-connection.js';
 import { ClusterMembership } from './cluster-membership.js';
+import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import { CoordinatorLease } from './coordinator-lease.js';
+import { publishMemberStatus } from './member-status.js';
 
-export const ASSIGNMENT_KEY = 'assignment';
-export const CHECKPOINT_KEY = 'checkpoint';
+export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
 
 /**
  * The job client as its cluster run sees it. Structural on purpose: the client imports this module
@@ -69,7 +70,12 @@ export interface JobClient {
   log(level: LogLevel, fields: Record<string, unknown>, msg: string): void;
   recordCheckpoint(stats: CompletedCheckpointStats): void;
   emit(event: 'deployed' | 'restarting', payload: unknown): boolean;
+  /** The latest live sample per local subtask (member-status.ts publishes them). */
+  subtaskMetrics(): ReadonlyMap<string, readonly OperatorMetrics[]>;
 }
+
+/** How often an instance publishes its subtasks' figures for `weir cluster status` (member-status.ts). */
+const STATUS_EVERY_MS = 1000;
 
 /** What JobClient hands its cluster run (its private parts it needs). */
 export interface ClusterJobHost {
@@ -342,7 +348,17 @@ export async function runClusterInstance(
       log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
       // A member with nothing assigned is ready at once.
       if (local.size === 0) up({ type: 'ready', member: id });
+      const stopStatus = publishMemberStatus({
+        members: conn.members,
+        instanceId: id,
+        run: assignment.run,
+        attempt,
+        everyMs: STATUS_EVERY_MS,
+        samples: () => client.subtaskMetrics(),
+        onError: (e) => log('warn', { err: e.message }, 'member status'),
+      });
       const outcome: ExecutionOutcome = await ex.done;
+      await stopStatus();
       membership.off('leave', onLeave);
       lease.off('lost', onLost);
       if (outcome.state === 'finished') {
