@@ -16,7 +16,7 @@ import { expectExactRunningSums, fixture, type RunningSum } from './helpers.js';
 const N = 20_000;
 const KEYS = 10;
 const ALIGNMENT_TIMEOUT_MS = 200;
-/** Right records ahead of its barrier that make a checkpoint the one to judge (of N / 2). */
+/** Right records ahead of its barrier that make a checkpoint the one to judge (of N − 256). */
 const AHEAD = 2000;
 
 let dir: string | undefined;
@@ -32,7 +32,7 @@ describe('alignment timeout, out of band', () => {
     mkdirSync(signals);
     const client = await startJob(fixture('alignment-timeout-pull.mjs'), {
       parallelism: 1,
-      // A checkpoint that waits for the right ring to drain (in band: 10 k records at ≥ 1 ms)
+      // A checkpoint that waits for the right ring to drain (in band: ~20 k records at ≥ 1 ms)
       // fails the test either way: it expires, or it completes after the records ahead of it.
       checkpointing: {
         interval: 50,
@@ -75,7 +75,7 @@ describe('alignment timeout, out of band', () => {
     // before the last one). In band, the barrier would have come only after all of them.
     const ahead = Number(readFileSync(path.join(signals, `right-${id}`), 'utf8'));
     const seenFile = path.join(signals, 'seen');
-    const seen = existsSync(seenFile) ? Number(readFileSync(seenFile, 'utf8')) : N / 2;
+    const seen = existsSync(seenFile) ? Number(readFileSync(seenFile, 'utf8')) : N;
     expect(ahead).toBeGreaterThan(0);
     expect(seen).toBeLessThan(ahead);
     expectExactRunningSums(result.sinks.sums as RunningSum[], N, KEYS);
