@@ -56,6 +56,7 @@ import { type ClusterConnection, openCluster } from './cluster-connection.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import { CoordinatorLease } from './coordinator-lease.js';
+import { watchJoiners } from './join-watcher.js';
 import { publishMemberStatus } from './member-status.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
@@ -137,8 +138,8 @@ export async function runClusterInstance(
     log('info', { instance: id }, 'joined; waiting for the assignment');
     let previous: PublishedAssignment | null = null;
     let nextCheckpointId = 1;
-    for (let attempt = 0; ; attempt++) {
-      const { assignment, upstream } = await awaitAssignment(
+    for (;;) {
+      const awaited = await awaitAssignment(
         client,
         cluster,
         id,
@@ -149,6 +150,15 @@ export async function runClusterInstance(
         previous,
         nextCheckpointId,
       );
+      if (awaited === 'finished') {
+        // Joined a job that ended before it was rebalanced (joiners wait while it finishes).
+        log('info', { instance: id }, 'the job finished before this instance was given a share');
+        return { metrics: new Map(), restarts: 0 };
+      }
+      const { assignment, upstream } = awaited;
+      // The job's attempt, not this process's count: an instance that joined a running job
+      // deploys first at that job's attempt (its result shows the restart it took part in).
+      const attempt = assignment.attempt;
       if (upstream) subs.push(upstream.sub);
       const restore = assignment.restore
         ? await readRestore(client, cluster.name, conn, storage, assignment)
@@ -162,6 +172,7 @@ export async function runClusterInstance(
       // The coordinator side (the instance that published the assignment).
       let coordinatorDone: Promise<void> = Promise.resolve();
       let checkpoints: ClusterCheckpoints | null = null;
+      let stopWatchingJoiners = () => {};
       let execution: Execution | null = null;
       let failure = null as string | null;
       /** The failure is a member that timed out: restart over the live members. */
@@ -207,6 +218,23 @@ export async function runClusterInstance(
         });
         checkpoints = cp;
         upstream!.attach((m) => cp.onMessage(m));
+        // An instance joining this running job: restart the run over every live member, as for a
+        // member's timeout (join-rebalance.ts decides when).
+        stopWatchingJoiners = watchJoiners({
+          membership,
+          assigned: assignment.members,
+          delayMs: cluster.rebalanceDelayMs,
+          checkpoints: cp,
+          onWait: (d) =>
+            log('info', { joiners: d.joiners, waitingFor: d.why }, 'instances joined; rebalance pending'),
+          onRestart: (joiners) => {
+            cp.stop();
+            const reason = `instance(s) ${joiners.join(', ')} joined; rebalancing over the live members`;
+            send(subjects.ctl, { type: 'restart', reason });
+            if (failure === null) restartable = true;
+            failLocal(reason);
+          },
+        });
         if (tick) clearInterval(tick);
         tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
       }
@@ -260,7 +288,11 @@ export async function runClusterInstance(
       // which it reported as `failed` first.
       const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
         if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
-          if (failure === null) restartable = true;
+          if (failure === null) {
+            // Logged at the moment of detection (bench/cluster/takeover.mjs times it).
+            log('warn', { instance: instanceId, run: assignment.run }, 'member timed out');
+            restartable = true;
+          }
           failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
         }
       };
@@ -311,7 +343,10 @@ export async function runClusterInstance(
           host.onTaskEvent(task, event);
           switch (event.kind) {
             case 'running':
-              if (++running === local.size) up({ type: 'ready', member: id });
+              if (++running === local.size) {
+                up({ type: 'ready', member: id });
+                log('info', { attempt }, 'tasks running');
+              }
               break;
             case 'acknowledge':
               up({
@@ -358,6 +393,7 @@ export async function runClusterInstance(
         onError: (e) => log('warn', { err: e.message }, 'member status'),
       });
       const outcome: ExecutionOutcome = await ex.done;
+      stopWatchingJoiners();
       await stopStatus();
       membership.off('leave', onLeave);
       lease.off('lost', onLost);
@@ -380,7 +416,7 @@ export async function runClusterInstance(
         checkpoints?.stop();
         previous = assignment;
         for (const s of subs.splice(0)) s.unsubscribe();
-        log('warn', { attempt: attempt + 1, err: failure }, 'member lost; restarting over the live members');
+        log('warn', { attempt: attempt + 1, err: failure }, 'restarting over the live members');
         client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
         continue;
       }
@@ -405,8 +441,13 @@ export async function runClusterInstance(
 /**
  * Waits for the assignment that names this instance. The lease holder publishes one once
  * `instances` members are live. An assignment whose members are all live but that leaves this
- * instance out is a job already running: joining it is not built yet (an error). One whose
- * members are not all live is stale (an earlier run of the cluster name) and ignored.
+ * instance out is a job already running: this instance joins it — it is live in the membership,
+ * so the coordinator restarts the run over every live member (join-watcher.ts) — and from then on
+ * counts that run as its `previous`: should it take the lease over before the rebalance, it
+ * restarts the job (same lineage, the committed checkpoint), never starts it afresh. `'finished'`:
+ * the job it joined ended (its final checkpoint committed) before it was given a share. An
+ * assignment whose members are not all live, of a run this instance never saw running, is stale
+ * (an earlier run of the cluster name) and ignored.
  */
 async function awaitAssignment(
   client: JobClient,
@@ -416,11 +457,12 @@ async function awaitAssignment(
   lease: CoordinatorLease,
   conn: ClusterConnection,
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
-  previous: PublishedAssignment | null,
+  previousRun: PublishedAssignment | null,
   nextCheckpointId: number,
-): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
+): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null } | 'finished'> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
   let upstream: Upstream | null = null;
+  let previous = previousRun;
   for (;;) {
     if (client.options.signal?.aborted)
       throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
@@ -432,14 +474,17 @@ async function awaitAssignment(
       } else if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
         return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
+      } else {
+        const live = new Set(membership.members().map((m) => m.record.instanceId));
+        if (a.members.every((m) => live.has(m)) && a.run !== previous?.run) {
+          log(
+            'info',
+            { run: a.run, members: a.members },
+            'joining the running job; waiting for the rebalance',
+          );
+          previous = a;
+        }
       }
-      const live = new Set(membership.members().map((m) => m.record.instanceId));
-      if (a.members.every((m) => live.has(m)))
-        throw new ClusterError(
-          cluster.name,
-          'joining',
-          `the job already runs on ${a.members.join(', ')}; joining a running job is not built yet`,
-        );
     }
     const epoch = lease.epoch;
     if (upstream === null && epoch !== undefined) {
@@ -452,6 +497,15 @@ async function awaitAssignment(
         writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
         const lineage = previous?.lineage ?? run;
         const committed = previous ? await readCheckpointRecord(conn) : null;
+        // A joiner holding the lease after the job it joined completed its final checkpoint (the
+        // members finished, released the lease and left): nothing is left to run.
+        if (
+          previous &&
+          !previous.members.includes(id) &&
+          committed?.final === true &&
+          committed.lineage === lineage
+        )
+          return 'finished';
         const restoreId = committed?.lineage === lineage ? committed.checkpointId : null;
         const a: PublishedAssignment = {
           ...assignSubtasks(client.plan, live, run),
