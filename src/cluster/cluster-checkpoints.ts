@@ -15,6 +15,14 @@
  * commit. One checkpoint at a time; once every task's input ended, the final one (`final`, every
  * task triggered, each task ends after it completed). A decline or a timeout aborts the pending
  * checkpoint (the next tick triggers another one).
+ *
+ * Delivery: the subjects are core NATS (at most once). Every handler is idempotent, so the same
+ * facts may also arrive from a member's heartbeat report (run-status.ts), which repeats `ready`,
+ * `ended`, `done` and `failed` until the run ends; a lost `ack` or `decline` costs its checkpoint
+ * (timed out, the next one follows). The other way, `complete` is also read from the committed
+ * `checkpoint` record and `fail` from the committed `outcome` record by every member
+ * (run-control.ts). A member that leaves the cluster gracefully (`left`, seen in the membership)
+ * before its part ended fails the run: its `failed` was lost, or it was cancelled.
  */
 
 import {
@@ -22,6 +30,7 @@ import {
   calculateCheckpointPlan,
   lateTriggersOnInputEnd,
 } from '../coordinator/checkpoint-plan.js';
+import type { FailureKind } from '../errors.js';
 import type { TaskSnapshotHandles } from '../protocol/task-deployment.js';
 
 export type MemberMessage =
@@ -43,7 +52,15 @@ export type MemberMessage =
     }
   | { readonly type: 'ended'; readonly member: string; readonly task: string }
   | { readonly type: 'done'; readonly member: string }
-  | { readonly type: 'failed'; readonly member: string; readonly message: string };
+  | {
+      readonly type: 'failed';
+      readonly member: string;
+      readonly message: string;
+      /** The failure's kind (errors.ts); a `fatal` one is never restarted. Default `task`. */
+      readonly kind?: FailureKind;
+    }
+  /** Not on the wire: the membership saw the member delete its key (a graceful leave). */
+  | { readonly type: 'left'; readonly member: string };
 
 export type CoordinatorMessage =
   | {
@@ -91,6 +108,11 @@ export interface ClusterCheckpointsOptions {
   readonly onFailed: (message: string) => void;
   /** Every member finished after the final checkpoint. */
   readonly onFinished: () => void;
+  /**
+   * A member's execution failed by itself (once per member): the caller decides between a restart
+   * and failing the job (its restart strategy). Without it, the job fails.
+   */
+  readonly onMemberFailed?: (member: string, message: string, kind: FailureKind) => void;
   readonly now?: () => number;
 }
 
@@ -114,7 +136,9 @@ export class ClusterCheckpoints {
   #pending: Pending | null = null;
   #nextId = 1;
   #finalCompleted = false;
+  #finished = false;
   #failed = false;
+  readonly #memberFailed = new Set<string>();
   /** Completed checkpoint ids, in order. */
   readonly completed: number[] = [];
 
@@ -182,12 +206,39 @@ export class ClusterCheckpoints {
       }
       case 'done':
         this.#done.add(m.member);
-        if (this.#finalCompleted && this.#done.size === this.#o.members.length) this.#o.onFinished();
+        this.#maybeFinished();
         return;
-      case 'failed':
-        this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
+      case 'failed': {
+        if (this.#memberFailed.has(m.member)) return;
+        this.#memberFailed.add(m.member);
+        if (this.#o.onMemberFailed) this.#o.onMemberFailed(m.member, m.message, m.kind ?? 'task');
+        else this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
         return;
+      }
+      case 'left': {
+        if (this.#done.has(m.member) || !this.#o.members.includes(m.member)) return;
+        const p = this.#pending;
+        // After every task acknowledged the final checkpoint its tasks only wait for `complete`
+        // (which they may read from the committed record before this commit returns): the member
+        // finished, its `done` was lost or overtaken by its leave.
+        if (this.#finalCompleted || (p?.final === true && p.committing)) {
+          this.#done.add(m.member);
+          this.#maybeFinished();
+          return;
+        }
+        this.fail(
+          `instance ${m.member} left the cluster before its part of the run ended (cancelled, or its failure report was lost)`,
+          m.member,
+        );
+        return;
+      }
     }
+  }
+
+  #maybeFinished(): void {
+    if (this.#finished || !this.#finalCompleted || this.#done.size < this.#o.members.length) return;
+    this.#finished = true;
+    this.#o.onFinished();
   }
 
   /** The periodic tick: triggers a checkpoint when none is pending, aborts one past its timeout. */
@@ -284,7 +335,7 @@ export class ClusterCheckpoints {
     this.#o.publish({ type: 'complete', checkpointId: p.checkpointId });
     if (p.final) {
       this.#finalCompleted = true;
-      if (this.#done.size === this.#o.members.length) this.#o.onFinished();
+      this.#maybeFinished();
     } else this.#maybeFinal();
   }
 }

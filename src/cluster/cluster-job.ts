@@ -16,7 +16,12 @@
  * 5. The job ends when every instance's tasks finished after the final checkpoint. A member of
  *    the assignment that times out, or the coordinator losing its lease, ends the run: the
  *    survivors restart over the live members from the last committed checkpoint (a new run, new
- *    flow names). A task's own failure or a cancel fails the job on every instance.
+ *    flow names). A task's own failure is reported to the coordinator, which restarts the run the
+ *    same way or fails the job, as the restart strategy says (cluster-failover.ts); a cancel fails
+ *    the job on every instance.
+ * 6. No control message is trusted to arrive (core NATS is at most once): members repeat their
+ *    reports in their heartbeats (run-status.ts), and read the coordinator's committed records
+ *    back (run-control.ts).
  *
  * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
  * union over the instances.
@@ -32,9 +37,11 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { LogLevel } from '../api/logger.js';
 import type { CompletedCheckpointStats } from '../coordinator/job-events.js';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
+import { createRestartStrategy } from '../coordinator/restart-strategy.js';
+import { failureKindOf } from '../coordinator/restore-planning.js';
 import { type DeployedTask, Execution, type ExecutionOutcome } from '../coordinator/scheduler.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
-import { ClusterError, TaskFailureError } from '../errors.js';
+import { ClusterError, type FailureKind, JobFailedError, TaskFailureError } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
@@ -45,6 +52,7 @@ import type {
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { assertNever } from '../util/assert-never.js';
 import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
 import {
   type ClusterCheckpointRecord,
@@ -53,11 +61,22 @@ import {
   type MemberMessage,
 } from './cluster-checkpoints.js';
 import { type ClusterConnection, openCluster } from './cluster-connection.js';
+import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { CoordinatorLease } from './coordinator-lease.js';
+import {
+  type ClusterJobOutcome,
+  initialRunControl,
+  noteComplete,
+  type RunControlAction,
+  reconcileRunControl,
+} from './run-control.js';
+import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
 
 export const ASSIGNMENT_KEY = 'assignment';
 export const CHECKPOINT_KEY = 'checkpoint';
+/** The committed failure of the job (run-control.ts `ClusterJobOutcome`). */
+export const OUTCOME_KEY = 'outcome';
 
 /**
  * The job client as its cluster run sees it. Structural on purpose: the client imports this module
@@ -89,6 +108,19 @@ interface PublishedAssignment extends ClusterAssignment {
   readonly restore: { readonly checkpointId: number } | null;
   /** The first checkpoint id of this run (ids keep increasing over restarts). */
   readonly nextCheckpointId: number;
+  /** Restarts the restart strategy granted so far (after tasks' own failures; cluster-failover.ts). */
+  readonly taskRestarts?: number;
+}
+
+/** How the previous run of this instance ended, for the lease holder's next assignment. */
+interface PreviousRun {
+  readonly assignment: PublishedAssignment;
+  /**
+   * `restart`: a member timed out or the coordinator lost its lease (reassign at once);
+   * `decided`: ended by a member's own failure: reassign only once the coordinator's decision
+   * granted a restart (`restartGranted`) or the lease changed hands (the deciding coordinator is gone).
+   */
+  readonly ended: 'restart' | 'decided';
 }
 
 const encoder = new TextEncoder();
@@ -129,8 +161,12 @@ export async function runClusterInstance(
     lease.start();
     conn = await openCluster(cluster, { create: true, role: `${id}:job` });
     log('info', { instance: id }, 'joined; waiting for the assignment');
-    let previous: PublishedAssignment | null = null;
+    const strategy = createRestartStrategy(o.restartStrategy);
+    /** The restart this instance granted as coordinator, for the run that failed. */
+    let restartGranted: { run: string; notBefore: number } | null = null;
+    let previous: PreviousRun | null = null;
     let nextCheckpointId = 1;
+    const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
     for (let attempt = 0; ; attempt++) {
       const { assignment, upstream } = await awaitAssignment(
         client,
@@ -141,8 +177,10 @@ export async function runClusterInstance(
         conn,
         log,
         previous,
+        () => restartGranted,
         nextCheckpointId,
       );
+      attempt = assignment.attempt;
       if (upstream) subs.push(upstream.sub);
       const restore = assignment.restore
         ? await readRestore(client, cluster.name, conn, storage, assignment)
@@ -152,14 +190,23 @@ export async function runClusterInstance(
       const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
         nc.publish(subject, encoder.encode(JSON.stringify(m)));
       const up = (m: MemberMessage) => send(subjects.up, m);
+      // This member's report of the run, repeated with every heartbeat (run-status.ts).
+      let status: MemberRunStatus = initialRunStatus(assignment.run);
+      const report = (next: MemberRunStatus) => {
+        status = next;
+        return membership.setRunStatus(next);
+      };
+      void report(status);
 
       // The coordinator side (the instance that published the assignment).
       let coordinatorDone: Promise<void> = Promise.resolve();
       let checkpoints: ClusterCheckpoints | null = null;
       let execution: Execution | null = null;
       let failure = null as string | null;
-      /** The failure is a member that timed out: restart over the live members. */
+      /** The failure is a member that timed out or a restart: restart over the live members. */
       let restartable = false;
+      /** The job failed (told by the coordinator, or read from the committed outcome). */
+      let jobFailed: ClusterJobOutcome | null = null;
       const failLocal = (message: string) => {
         failure ??= message;
         execution?.fail(
@@ -168,6 +215,21 @@ export async function runClusterInstance(
           }),
         );
       };
+      const restartLocal = (reason: string) => {
+        if (failure === null) restartable = true;
+        failLocal(reason);
+      };
+      const failJob = (outcome: ClusterJobOutcome) => {
+        jobFailed ??= outcome;
+        failLocal(outcome.message);
+      };
+      const outcomeOf = (message: string, reason: ClusterJobOutcome['reason']): ClusterJobOutcome => ({
+        lineage: assignment.lineage,
+        run: assignment.run,
+        message,
+        reason,
+        restarts: assignment.attempt,
+      });
       if (assignment.coordinator === id) {
         const activeLease = lease;
         let finished!: () => void;
@@ -175,6 +237,13 @@ export async function runClusterInstance(
           finished = resolve;
         });
         const allTasks = Object.keys(assignment.tasks);
+        // The job's end is committed before it is told (`fail` is at most once; run-control.ts).
+        const endJob = async (outcome: ClusterJobOutcome) => {
+          await activeLease
+            .commit(OUTCOME_KEY, JSON.stringify(outcome))
+            .catch((e) => log('warn', { err: (e as Error).message }, 'job outcome not committed'));
+          failJob(outcome);
+        };
         const cp = new ClusterCheckpoints({
           run: assignment.run,
           lineage: assignment.lineage,
@@ -194,15 +263,49 @@ export async function runClusterInstance(
             log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
           },
           onFailed: (message) => {
-            failLocal(message);
-            finished();
+            void endJob(outcomeOf(message, 'fatal-error')).then(() => finished());
+          },
+          onMemberFailed: (member, message, kind) => {
+            catchUpRestarts(strategy, assignment.taskRestarts ?? 0, Date.now());
+            const d = decideMemberFailure(kind, strategy, Date.now());
+            const what = `instance ${member} failed: ${message.split('\n')[0]}`;
+            if (d.kind === 'restart') {
+              cp.stop();
+              restartGranted = { run: assignment.run, notBefore: Date.now() + d.delayMs };
+              const reason = `${what}; restart ${d.attempt} of the restart strategy in ${d.delayMs} ms`;
+              log('warn', { member, delayMs: d.delayMs }, reason);
+              send(subjects.ctl, { type: 'restart', reason });
+              restartLocal(reason);
+              finished();
+              return;
+            }
+            const first =
+              d.reason === 'fatal-error'
+                ? `job failed with a fatal error (not restarted; restarting cannot fix it) after ${assignment.attempt} restart(s): ${what}`
+                : `job failed after ${assignment.attempt} restart(s): ${what}`;
+            cp.stop();
+            void endJob(outcomeOf(first, d.reason)).then(() => {
+              send(subjects.ctl, { type: 'fail', member: 'coordinator', message: first });
+              finished();
+            });
           },
           onFinished: () => finished(),
         });
         checkpoints = cp;
         upstream!.attach((m) => cp.onMessage(m));
         if (tick) clearInterval(tick);
-        tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
+        tick = setInterval(
+          () => {
+            // What a lost `up` message said, from the members' heartbeat reports (idempotent).
+            for (const m of membership.members()) {
+              const r = m.record.run;
+              if (r?.run === assignment.run)
+                for (const msg of runStatusMessages(m.record.instanceId, r)) cp.onMessage(msg);
+            }
+            cp.tick();
+          },
+          Math.max(10, c.interval),
+        );
       }
 
       // The member side: relay the coordinator's messages to this instance's tasks.
@@ -213,6 +316,23 @@ export async function runClusterInstance(
           void f().catch(() => undefined); // a task that already ended: its outcome says why
         } catch {
           // proxy released: the execution ended
+        }
+      };
+      let control = initialRunControl;
+      const act = (a: RunControlAction | null) => {
+        if (a === null) return;
+        switch (a.kind) {
+          case 'complete':
+            for (const t of byKey.values()) call(() => t.control.notifyCheckpointComplete(a.checkpointId));
+            return;
+          case 'restart':
+            restartLocal(a.reason);
+            return;
+          case 'fail':
+            failJob(a.outcome);
+            return;
+          default:
+            return assertNever(a, 'run control action');
         }
       };
       subs.push(
@@ -229,34 +349,68 @@ export async function runClusterInstance(
                     );
                 }
                 return;
-              case 'complete':
-                for (const t of byKey.values())
-                  call(() => t.control.notifyCheckpointComplete(m.checkpointId));
+              case 'complete': {
+                const c = noteComplete(control, m.checkpointId);
+                control = c.next;
+                act(c.action);
                 return;
+              }
               case 'abort':
                 for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
                 return;
               case 'restart':
-                if (failure === null) restartable = true;
-                failLocal(m.reason);
+                restartLocal(m.reason);
                 return;
               case 'fail':
-                if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
+                if (m.member !== id)
+                  failJob(
+                    outcomeOf(
+                      m.member === 'coordinator' ? m.message : `instance ${m.member} failed: ${m.message}`,
+                      'restarts-exhausted',
+                    ),
+                  );
                 return;
+              default:
+                return assertNever(m, 'coordinator message');
             }
           },
         }),
       );
       await nc.flush();
+      // The same messages read back from the committed records (run-control.ts), for those lost.
+      let reading = false;
+      const controlTimer = setInterval(() => {
+        if (reading || execution === null) return;
+        reading = true;
+        void readControlFacts(conn!)
+          .then((facts) => {
+            const r = reconcileRunControl(control, {
+              ...facts,
+              self: id,
+              run: assignment.run,
+              lineage: assignment.lineage,
+              coordinator: assignment.coordinator,
+              leaseHeld: lease!.epoch !== undefined,
+            });
+            control = r.next;
+            for (const a of r.actions) act(a);
+          })
+          .catch((e) => log('warn', { err: (e as Error).message }, 'reading the run control records'))
+          .finally(() => {
+            reading = false;
+          });
+      }, period);
       // A member of the assignment that times out (died, paused, cut off) ends this run; the
       // survivors restart over the live members from the last committed checkpoint. A graceful
-      // leave (`left`) is a member whose part ended: finished after the final checkpoint, or failed,
-      // which it reported as `failed` first.
+      // leave (`left`) is a member whose part ended: the coordinator counts it done, or fails the
+      // run when it left before its part ended (cluster-checkpoints.ts).
       const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
-        if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
-          if (failure === null) restartable = true;
-          failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
-        }
+        if (!assignment.members.includes(instanceId) || instanceId === id) return;
+        if (reason === 'timeout')
+          restartLocal(
+            `instance ${instanceId} left the cluster (${reason}); restarting over the live members`,
+          );
+        else checkpoints?.onMessage({ type: 'left', member: instanceId });
       };
       membership.on('leave', onLeave);
       // The coordinator lost its lease (expired under load, taken over): this run cannot commit
@@ -266,8 +420,7 @@ export async function runClusterInstance(
         checkpoints?.stop();
         const reason = `the coordinator lost its lease: ${e.message}`;
         send(subjects.ctl, { type: 'restart', reason });
-        if (failure === null) restartable = true;
-        failLocal(reason);
+        restartLocal(reason);
       };
       lease.on('lost', onLost);
 
@@ -305,7 +458,10 @@ export async function runClusterInstance(
           host.onTaskEvent(task, event);
           switch (event.kind) {
             case 'running':
-              if (++running === local.size) up({ type: 'ready', member: id });
+              if (++running === local.size) {
+                up({ type: 'ready', member: id });
+                void report({ ...status, ready: true });
+              }
               break;
             case 'acknowledge':
               up({
@@ -328,6 +484,7 @@ export async function runClusterInstance(
               break;
             case 'input-ended':
               up({ type: 'ended', member: id, task: task.key });
+              void report({ ...status, ended: [...status.ended, task.key] });
               break;
             default:
               break;
@@ -341,40 +498,56 @@ export async function runClusterInstance(
       client.emit('deployed', { attempt, restoredFrom: assignment.restore?.checkpointId });
       log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
       // A member with nothing assigned is ready at once.
-      if (local.size === 0) up({ type: 'ready', member: id });
+      if (local.size === 0) {
+        up({ type: 'ready', member: id });
+        void report({ ...status, ready: true });
+      }
       const outcome: ExecutionOutcome = await ex.done;
+      clearInterval(controlTimer);
       membership.off('leave', onLeave);
       lease.off('lost', onLost);
       if (outcome.state === 'finished') {
         up({ type: 'done', member: id });
+        // Written before this instance leaves (a deleted key carries no report).
+        await report({ ...status, done: true });
         await nc.flush();
         await coordinatorDone;
+        if (jobFailed !== null) throw jobFailedError(jobFailed, undefined);
         if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
         return { metrics: outcome.metrics, restarts: attempt };
       }
       if (outcome.state === 'cancelled') {
-        up({ type: 'failed', member: id, message: 'cancelled' });
+        const failed = { message: 'cancelled', kind: 'fatal' as const };
+        up({ type: 'failed', member: id, ...failed });
+        await report({ ...status, failed });
         checkpoints?.fail(`instance ${id} was cancelled`);
         return null;
       }
-      if (restartable) {
-        // Every survivor sees the member time out and comes here; the lease holder reassigns over
-        // the live members, restoring the last committed checkpoint.
-        if (checkpoints) nextCheckpointId = checkpoints.nextId;
+      if (jobFailed !== null) throw jobFailedError(jobFailed, outcome.error);
+      if (checkpoints) nextCheckpointId = Math.max(nextCheckpointId, checkpoints.nextId);
+      if (!restartable) {
+        if (failure !== null) throw outcome.error;
+        // This instance's own failure (a task's error): the coordinator decides between a restart
+        // over the live members and failing the job (its restart strategy); wait for its next
+        // assignment or the job's committed outcome (awaitAssignment). Reported twice: the message,
+        // and the heartbeat report until the next run.
+        const kind: FailureKind = failureKindOf(outcome.error);
+        const failed = { message: outcome.error.message.split('\n')[0], kind };
+        log('warn', { err: failed.message, kind }, 'task failed; the coordinator decides');
+        up({ type: 'failed', member: id, ...failed });
+        checkpoints?.onMessage({ type: 'failed', member: id, ...failed });
+        await report({ ...status, failed });
+        await nc.flush().catch(() => undefined);
+        previous = { assignment, ended: 'decided' };
+      } else {
+        // Every survivor sees the member time out (or the restart) and comes here; the lease
+        // holder reassigns over the live members, restoring the last committed checkpoint.
         checkpoints?.stop();
-        previous = assignment;
-        for (const s of subs.splice(0)) s.unsubscribe();
-        log('warn', { attempt: attempt + 1, err: failure }, 'member lost; restarting over the live members');
-        client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
-        continue;
+        previous = { assignment, ended: 'restart' };
+        log('warn', { attempt: attempt + 1, err: failure }, 'restarting over the live members');
       }
-      // Tell the others (unless they told us).
-      if (failure === null || !failure.startsWith('instance ')) {
-        up({ type: 'failed', member: id, message: outcome.error.message });
-        checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
-      }
-      await nc.flush().catch(() => undefined);
-      throw outcome.error;
+      for (const s of subs.splice(0)) s.unsubscribe();
+      client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
     }
   } finally {
     if (tick) clearInterval(tick);
@@ -391,6 +564,11 @@ export async function runClusterInstance(
  * `instances` members are live. An assignment whose members are all live but that leaves this
  * instance out is a job already running: joining it is not built yet (an error). One whose
  * members are not all live is stale (an earlier run of the cluster name) and ignored.
+ *
+ * After a run (`previous`): the job's committed outcome ends the wait (the job failed); the lease
+ * holder assigns the next run at once after a restart (`ended: 'restart'`), after a member's own
+ * failure only once its restart strategy granted it (`granted()`, after the strategy's delay), or
+ * when the lease changed hands since the previous run (its coordinator, who would decide, is gone).
  */
 async function awaitAssignment(
   client: JobClient,
@@ -400,25 +578,31 @@ async function awaitAssignment(
   lease: CoordinatorLease,
   conn: ClusterConnection,
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
-  previous: PublishedAssignment | null,
+  previousRun: PreviousRun | null,
+  granted: () => { readonly run: string; readonly notBefore: number } | null,
   nextCheckpointId: number,
 ): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
+  const previous = previousRun?.assignment ?? null;
   let upstream: Upstream | null = null;
   for (;;) {
     if (client.options.signal?.aborted)
       throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
+    if (previous) {
+      const outcome = await readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY);
+      if (outcome?.lineage === previous.lineage) throw jobFailedError(outcome, undefined);
+    }
     const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
     if (entry && entry.operation === 'PUT') {
       const a = JSON.parse(entry.string()) as PublishedAssignment;
       if (a.run === previous?.run) {
-        // The run that failed: wait for its successor.
+        // The run that ended (its members may all be live: a task's failure): wait for its successor.
       } else if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
         return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
       }
       const live = new Set(membership.members().map((m) => m.record.instanceId));
-      if (a.members.every((m) => live.has(m)))
+      if (a.run !== previous?.run && a.members.every((m) => live.has(m)))
         throw new ClusterError(
           cluster.name,
           'joining',
@@ -426,7 +610,14 @@ async function awaitAssignment(
         );
     }
     const epoch = lease.epoch;
-    if (upstream === null && epoch !== undefined) {
+    const g = granted();
+    const grantedHere = previous !== null && g?.run === previous.run;
+    const mayAssign =
+      previous === null ||
+      (grantedHere
+        ? Date.now() >= g.notBefore
+        : previousRun!.ended === 'restart' || epoch !== previous.epoch);
+    if (upstream === null && epoch !== undefined && mayAssign) {
       const live = membership
         .members()
         .map((m) => m.record.instanceId)
@@ -445,6 +636,7 @@ async function awaitAssignment(
           attempt: (previous?.attempt ?? -1) + 1,
           restore: restoreId === null ? null : { checkpointId: restoreId },
           nextCheckpointId: Math.max(nextCheckpointId, (restoreId ?? 0) + 1),
+          taskRestarts: (previous?.taskRestarts ?? 0) + (grantedHere ? 1 : 0),
         };
         // Listen before publishing: a member may deploy and report `ready` before this loop
         // reads the assignment back.
@@ -492,9 +684,28 @@ function listenUpstream(conn: ClusterConnection, subject: string, run: string): 
   };
 }
 
-async function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
-  const entry = await conn.coordinator.get(CHECKPOINT_KEY);
-  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as ClusterCheckpointRecord) : null;
+async function readRecord<T>(conn: ClusterConnection, key: string): Promise<T | null> {
+  const entry = await conn.coordinator.get(key);
+  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as T) : null;
+}
+
+function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
+  return readRecord<ClusterCheckpointRecord>(conn, CHECKPOINT_KEY);
+}
+
+/** The coordinator's committed records a member reads back during a run (run-control.ts). */
+async function readControlFacts(conn: ClusterConnection) {
+  const [assignment, checkpoint, outcome] = await Promise.all([
+    readRecord<PublishedAssignment>(conn, ASSIGNMENT_KEY),
+    readCheckpointRecord(conn),
+    readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY),
+  ]);
+  return { assignmentRun: assignment?.run ?? null, checkpoint, outcome };
+}
+
+/** The job's failure as every instance throws it (the strategy's error, as for a job of one process). */
+function jobFailedError(outcome: ClusterJobOutcome, cause: unknown): JobFailedError {
+  return new JobFailedError(outcome.message, outcome.restarts, { cause, reason: outcome.reason });
 }
 
 /**

@@ -435,8 +435,9 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
 
 /**
  * The `cluster` option against the rest: a cluster job checkpoints exactly-once into a directory
- * every instance shares; it restarts only when an instance dies (over the live ones), never by a
- * restart strategy, and cannot restore from a checkpoint directory yet.
+ * every instance shares; it restarts over the live instances when one dies, and after a task's own
+ * failure as `restartStrategy` says (the coordinator decides); it cannot restore from a checkpoint
+ * directory yet.
  */
 function clusterOf(
   o: JobOptions,
@@ -466,11 +467,6 @@ function clusterOf(
     );
   if (o.restoreFrom !== undefined)
     throw new InvalidOptionError('restoreFrom', 'a cluster job cannot restore yet (issue 17, step 4)');
-  if (o.restartStrategy !== undefined && o.restartStrategy.type !== 'none')
-    throw new InvalidOptionError(
-      'restartStrategy',
-      "not supported by a cluster job yet: it restarts over the live instances when one dies, and a task's own failure fails it on every instance (use { type: 'none' } or leave it out)",
-    );
   if (checkpointing.incremental)
     throw new InvalidOptionError('checkpointing.incremental', 'not supported by a cluster job yet');
   return { ...c, checkpointDir: dir };

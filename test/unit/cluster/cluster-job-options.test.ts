@@ -57,9 +57,14 @@ describe('the cluster job option', () => {
       /differs/,
     );
     expect(invalid({ ...ok, restoreFrom: 'latest' }).message).toMatch(/cannot restore yet/);
+    // A restart strategy applies to a cluster job (the coordinator decides after a task's failure).
     expect(
-      invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } }).message,
-    ).toMatch(/restartStrategy.*not supported by a cluster job yet/);
+      resolveJobOptions({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } })
+        .restartStrategy,
+    ).toEqual({ type: 'fixed-delay', attempts: 3, delay: 0 });
+    expect(invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: -1 } }).message).toMatch(
+      /restartStrategy\.attempts/,
+    );
     expect(() => resolveJobOptions({ ...ok, cluster: { ...ok.cluster!, instance: 2 } as never })).toThrow(
       UnknownOptionError,
     );
