@@ -260,9 +260,18 @@ export class ClusterCheckpoints {
     this.#failed = true;
   }
 
-  /** Fails the job on every member (once). */
+  /**
+   * A member was lost (timed out) after the final checkpoint completed: nothing to wait for and
+   * nothing to restart, so the job fails, unless it had reported `done` (or the job finished).
+   */
+  memberLost(member: string, message: string): void {
+    if (this.#done.has(member) || this.#finished) return;
+    this.fail(message, member);
+  }
+
+  /** Fails the job on every member (once; not after it finished). */
   fail(message: string, member = 'coordinator'): void {
-    if (this.#failed) return;
+    if (this.#failed || this.#finished) return;
     this.#failed = true;
     this.#o.publish({ type: 'fail', member, message });
     this.#o.onFailed(message);

@@ -404,13 +404,21 @@ export async function runClusterInstance(
       // survivors restart over the live members from the last committed checkpoint. A graceful
       // leave (`left`) is a member whose part ended: the coordinator counts it done, or fails the
       // run when it left before its part ended (cluster-checkpoints.ts).
+      let ownFinished = false;
       const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
         if (!assignment.members.includes(instanceId) || instanceId === id) return;
-        if (reason === 'timeout')
+        if (reason !== 'timeout') checkpoints?.onMessage({ type: 'left', member: instanceId });
+        // The coordinator's own tasks finished and it waits for the others' `done`: a member that
+        // dies now cannot be waited for (its sinks' commit of the final checkpoint is unknown).
+        else if (ownFinished)
+          checkpoints?.memberLost(
+            instanceId,
+            `instance ${instanceId} timed out after the final checkpoint, before it reported done: its sinks may not have committed it`,
+          );
+        else
           restartLocal(
             `instance ${instanceId} left the cluster (${reason}); restarting over the live members`,
           );
-        else checkpoints?.onMessage({ type: 'left', member: instanceId });
       };
       membership.on('leave', onLeave);
       // The coordinator lost its lease (expired under load, taken over): this run cannot commit
@@ -504,18 +512,20 @@ export async function runClusterInstance(
       }
       const outcome: ExecutionOutcome = await ex.done;
       clearInterval(controlTimer);
-      membership.off('leave', onLeave);
       lease.off('lost', onLost);
       if (outcome.state === 'finished') {
+        ownFinished = true;
         up({ type: 'done', member: id });
         // Written before this instance leaves (a deleted key carries no report).
         await report({ ...status, done: true });
         await nc.flush();
-        await coordinatorDone;
+        // The coordinator still counts the others' leaves meanwhile (cluster-checkpoints.ts `left`).
+        await coordinatorDone.finally(() => membership.off('leave', onLeave));
         if (jobFailed !== null) throw jobFailedError(jobFailed, undefined);
         if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
         return { metrics: outcome.metrics, restarts: attempt };
       }
+      membership.off('leave', onLeave);
       if (outcome.state === 'cancelled') {
         const failed = { message: 'cancelled', kind: 'fatal' as const };
         up({ type: 'failed', member: id, ...failed });

@@ -225,3 +225,32 @@ describe('ClusterCheckpoints: member failures and graceful leaves', () => {
     expect(late.events).toEqual(['finished']);
   });
 });
+
+describe('ClusterCheckpoints.memberLost (a member timed out after the final checkpoint)', () => {
+  async function finalCompleted() {
+    const s = setup();
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    for (const t of TASKS) s.send({ type: 'ended', member: memberOf(t), task: t });
+    const final = s.published.at(-1) as { checkpointId: number };
+    for (const t of TASKS) s.ack(final.checkpointId, t);
+    await flush();
+    return s;
+  }
+
+  it('fails the job unless the member had reported done', async () => {
+    const s = await finalCompleted();
+    s.send({ type: 'done', member: 'a' });
+    s.cp.memberLost('a', 'a lost');
+    expect(s.events).toEqual([]);
+    s.cp.memberLost('b', 'b lost');
+    expect(s.events).toEqual(['failed: b lost']);
+  });
+
+  it('changes nothing once the job finished', async () => {
+    const s = await finalCompleted();
+    for (const m of MEMBERS) s.send({ type: 'done', member: m });
+    s.cp.memberLost('b', 'b lost');
+    s.cp.fail('late');
+    expect(s.events).toEqual(['finished']);
+  });
+});
