@@ -55,6 +55,9 @@ const LABELS: Record<Exclude<keyof typeof METRICS, 'checkpointDuration'>, readon
   inputFill: ['job', 'task', 'task_id', 'subtask'],
   sourceLagRecords: ['job', 'operator', 'operator_id', 'subtask'],
   sourceLagBytes: ['job', 'operator', 'operator_id', 'subtask'],
+  remoteEdgeLag: ['job', 'task', 'task_id', 'subtask', 'flow', 'direction'],
+  remoteEdgeRecords: ['job', 'task', 'task_id', 'subtask', 'flow', 'direction'],
+  remoteEdgeCreditStalls: ['job', 'task', 'task_id', 'subtask', 'flow', 'direction'],
 };
 
 export function registerJobMetrics(

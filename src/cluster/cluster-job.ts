@@ -63,7 +63,9 @@ import {
 import { type ClusterConnection, openCluster } from './cluster-connection.js';
 import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
+import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import { CoordinatorLease } from './coordinator-lease.js';
+import { publishMemberStatus } from './member-status.js';
 import {
   type ClusterJobOutcome,
   initialRunControl,
@@ -73,8 +75,7 @@ import {
 } from './run-control.js';
 import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
 
-export const ASSIGNMENT_KEY = 'assignment';
-export const CHECKPOINT_KEY = 'checkpoint';
+export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
 /** The committed failure of the job (run-control.ts `ClusterJobOutcome`). */
 export const OUTCOME_KEY = 'outcome';
 
@@ -88,7 +89,12 @@ export interface JobClient {
   log(level: LogLevel, fields: Record<string, unknown>, msg: string): void;
   recordCheckpoint(stats: CompletedCheckpointStats): void;
   emit(event: 'deployed' | 'restarting', payload: unknown): boolean;
+  /** The latest live sample per local subtask (member-status.ts publishes them). */
+  subtaskMetrics(): ReadonlyMap<string, readonly OperatorMetrics[]>;
 }
+
+/** How often an instance publishes its subtasks' figures for `weir cluster status` (member-status.ts). */
+const STATUS_EVERY_MS = 1000;
 
 /** What JobClient hands its cluster run (its private parts it needs). */
 export interface ClusterJobHost {
@@ -510,8 +516,18 @@ export async function runClusterInstance(
         up({ type: 'ready', member: id });
         void report({ ...status, ready: true });
       }
+      const stopStatus = publishMemberStatus({
+        members: conn.members,
+        instanceId: id,
+        run: assignment.run,
+        attempt,
+        everyMs: STATUS_EVERY_MS,
+        samples: () => client.subtaskMetrics(),
+        onError: (e) => log('warn', { err: e.message }, 'member status'),
+      });
       const outcome: ExecutionOutcome = await ex.done;
       clearInterval(controlTimer);
+      await stopStatus();
       lease.off('lost', onLost);
       if (outcome.state === 'finished') {
         ownFinished = true;

@@ -47,6 +47,10 @@ export const MEMBER_KEY_TTL_MS = 2 * MAX_TIMEOUT_MS;
 
 export const MEMBER_KEY_PREFIX = 'members.';
 export const LEASE_KEY = 'lease';
+/** Coordinator bucket: the current deployment (cluster-job.ts). */
+export const ASSIGNMENT_KEY = 'assignment';
+/** Coordinator bucket: the latest committed checkpoint's record (cluster-checkpoints.ts). */
+export const CHECKPOINT_KEY = 'checkpoint';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -9,7 +9,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { loadNats } from '../connectors/client-libraries.js';
 import { InvalidOptionError } from '../errors.js';
-import { isRemoteChannel, type TaskDeployment } from '../protocol/task-deployment.js';
+import { isRemoteChannel, type RemoteEdgeMetrics, type TaskDeployment } from '../protocol/task-deployment.js';
 import { RemoteEdgeReceiver } from './remote-edge-receiver.js';
 import { RemoteEdgeSender } from './remote-edge-sender.js';
 
@@ -20,6 +20,8 @@ export interface RemoteTaskChannels {
   readonly senders: ReadonlyMap<string, RemoteEdgeSender>;
   /** Resolves once each sender's receiver acknowledged every message (after end-of-partition). */
   drain(): Promise<void>;
+  /** Each flow's counters and lag now (read when the task's metrics are sampled). */
+  metrics(): RemoteEdgeMetrics[];
   /** Closes every flow and the connection. */
   close(): Promise<void>;
 }
@@ -86,10 +88,39 @@ export async function openRemoteTaskChannels(
     async drain() {
       await Promise.all([...senders.values()].map((s) => s.awaitReceived()));
     },
+    metrics: () => remoteEdgeMetrics(senders.values(), receivers.values()),
     async close() {
       for (const r of receivers.values()) r.close();
       for (const s of senders.values()) s.close();
       await nc.close();
     },
   };
+}
+
+/** The counters of each sender and receiver of a task, outputs first. */
+export function remoteEdgeMetrics(
+  senders: Iterable<RemoteEdgeSender>,
+  receivers: Iterable<RemoteEdgeReceiver>,
+): RemoteEdgeMetrics[] {
+  const out: RemoteEdgeMetrics[] = [];
+  for (const s of senders)
+    out.push({
+      flow: s.flow,
+      direction: 'out',
+      records: s.stats.records,
+      bytes: s.stats.bytes,
+      outstandingBytes: s.outstandingBytes,
+      creditStalls: s.stats.creditStalls,
+      resent: s.stats.resent,
+    });
+  for (const r of receivers)
+    out.push({
+      flow: r.flow,
+      direction: 'in',
+      records: r.stats.records,
+      bytes: r.stats.bytes,
+      queuedBytes: r.queuedBytes,
+      gaps: r.stats.gaps,
+    });
+  return out;
 }

@@ -462,14 +462,19 @@ export class JobClient extends EventEmitter {
   /** This process's part of a job formed by several (src/cluster/cluster-job.ts); no restarts yet. */
   async #runClusterInstance(): Promise<JobResult> {
     const { runClusterInstance } = await import('../cluster/cluster-job.js');
+    // Live counters of this instance's tasks (`metrics()`, the `metrics` event, the dashboard and
+    // the member status `weir cluster status` prints), sampled per deployment like a local job's.
+    let stopSampling = (): void => undefined;
     const ended = await runClusterInstance(this, {
       jobModule: this.#jobModule,
       onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
       onExecution: (execution) => {
+        stopSampling();
         this.#execution = execution;
         if (this.#cancelled) void execution.cancel();
+        stopSampling = this.#sampleMetrics(execution);
       },
-    });
+    }).finally(() => stopSampling());
     if (ended === null) throw this.#cancelledError();
     this.#lastMetrics = ended.metrics;
     this.#restarts = ended.restarts;

@@ -98,6 +98,21 @@ export const METRICS = {
     type: 'gauge',
     help: 'Bytes a file source subtask has not read yet (file sizes minus positions).',
   },
+  remoteEdgeLag: {
+    name: 'weir_remote_edge_lag_bytes',
+    type: 'gauge',
+    help: "A cluster job's remote edge flow: bytes sent and not yet read by the consumer (out: not yet credited back; in: queued unread).",
+  },
+  remoteEdgeRecords: {
+    name: 'weir_remote_edge_records_total',
+    type: 'counter',
+    help: 'Records a subtask sent (out) or read (in) through a remote edge flow of a cluster job, this attempt.',
+  },
+  remoteEdgeCreditStalls: {
+    name: 'weir_remote_edge_credit_stalls_total',
+    type: 'counter',
+    help: "Times a remote edge flow's credit window stopped its sender (backpressure across processes), this attempt.",
+  },
 } as const;
 
 /** One sample: labels and value. */
@@ -134,6 +149,12 @@ export function samplesOf(s: JobSnapshot, now = Date.now()): Map<keyof typeof ME
       add('backpressured', taskLabels(l.subtask), l.backpressuredSeconds);
       if (l.outputFill !== null) add('outputFill', taskLabels(l.subtask), l.outputFill);
       if (l.inputFill !== null) add('inputFill', taskLabels(l.subtask), l.inputFill);
+      for (const e of l.remoteEdges) {
+        const labels = { ...taskLabels(l.subtask), flow: e.flow, direction: e.direction };
+        add('remoteEdgeLag', labels, (e.direction === 'out' ? e.outstandingBytes : e.queuedBytes) ?? 0);
+        add('remoteEdgeRecords', labels, e.records);
+        if (e.direction === 'out') add('remoteEdgeCreditStalls', labels, e.creditStalls ?? 0);
+      }
     }
     for (const op of t.operators) {
       for (const st of op.subtasks) {

@@ -7,7 +7,7 @@
  * Pure: the caller passes the sample's time. O(1) per sample.
  */
 
-import type { TaskLoadMetrics } from '../protocol/task-deployment.js';
+import type { RemoteEdgeMetrics, TaskLoadMetrics } from '../protocol/task-deployment.js';
 
 export interface LoadShares {
   /** Shares of the last interval, each in [0, 1], summing to 1. */
@@ -26,6 +26,8 @@ export interface SubtaskLoadView {
   /** Totals over every attempt, seconds. */
   readonly idleSeconds: number;
   readonly backpressuredSeconds: number;
+  /** The current attempt's remote edge flows at the last sample (cluster jobs; empty otherwise). */
+  readonly remoteEdges: readonly RemoteEdgeMetrics[];
 }
 
 /**
@@ -90,6 +92,7 @@ export class SubtaskLoad {
       inputFill: c?.inputFill ?? null,
       idleSeconds: (this.#baseIdleMs + (c?.idleMs ?? 0)) / 1000,
       backpressuredSeconds: (this.#baseBackpressuredMs + (c?.backpressuredMs ?? 0)) / 1000,
+      remoteEdges: c?.remoteEdges ?? [],
     };
   }
 }

@@ -6,10 +6,12 @@
  * stamped with the wall-clock time of the append call. It uses the asynchronous `append` (the
  * appends of one tick, one per partition, share one group-committed LMDB transaction and fsync;
  * nothing blocks the event loop); when an append takes longer than a tick, the next batch is
- * simply larger.
+ * simply larger. Each click's append latency (the call → its promise resolved, i.e. durable under
+ * the log's default fsync durability) is recorded once per click, so its percentiles are per click.
  */
 
 import type { Topic } from '../log/topic.js';
+import { LatencyRecorder } from '../report/latency-recorder.js';
 import { clickAt, clickPartition } from './demo-clicks.js';
 import type { LoggedClick } from './demo-records.js';
 import { wallClockMs } from './demo-telemetry.js';
@@ -27,6 +29,8 @@ export interface ClickFeedOptions {
 export interface ClickFeed {
   /** Clicks appended so far. */
   appended(): number;
+  /** Append call → durable, ms, one value per click appended so far. */
+  readonly appendLatency: LatencyRecorder;
   /** Resolves with the number of clicks appended: `n`, or fewer after {@link stop}. */
   readonly done: Promise<number>;
   /** Stops appending after the append in flight (when the job failed for good). */
@@ -38,6 +42,7 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
   let next = 0;
   let stopped = false;
   let wake: (() => void) | null = null;
+  const appendLatency = new LatencyRecorder();
   const sleep = () =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -60,7 +65,14 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
           batches[clickPartition(seq, o.partitions)].push({ ...clickAt(seq, o.users), appendedAt: now });
         }
         await Promise.all(
-          batches.map((batch, partition) => (batch.length > 0 ? topic.append(batch, { partition }) : null)),
+          batches.map((batch, partition) =>
+            batch.length > 0
+              ? topic.append(batch, { partition }).then(() => {
+                  const ms = wallClockMs() - now;
+                  for (let i = 0; i < batch.length; i++) appendLatency.record(ms);
+                })
+              : null,
+          ),
         );
         next = due;
       }
@@ -70,6 +82,7 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
   };
   return {
     appended: () => next,
+    appendLatency,
     done: run(),
     stop() {
       stopped = true;

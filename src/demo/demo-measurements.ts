@@ -16,6 +16,8 @@ export interface ModeObservation {
   readonly startedAt: number;
   /** When the main thread started appending clicks (NaN: never). */
   readonly appendStartedAt: number;
+  /** Append call → durable per click (the feed's own measurement); null when nothing was appended. */
+  readonly appendLatency: LatencySummary | null;
   readonly endedAt: number;
   readonly deployments: readonly {
     readonly attempt: number;
@@ -52,6 +54,8 @@ export interface ModeMeasurements {
   readonly durationMs: number;
   /** Distinct clicks per second from the first append to the last record at the sink. */
   readonly throughput: number;
+  /** The main thread's append call → durable in the log, per click. */
+  readonly appendLatency: LatencySummary | null;
   /** Append (main thread) → sink stage. */
   readonly latency: LatencySummary;
   /**
@@ -125,6 +129,7 @@ export function measureMode(o: ModeObservation, expected: DemoExpectation): Mode
     mode: o.mode,
     durationMs: o.endedAt - o.startedAt,
     throughput: span > 0 ? verdict.distinct / (span / 1000) : Number.NaN,
+    appendLatency: o.appendLatency,
     latency: latency.summary(),
     visibleLatency: visible.count > 0 ? visible.summary() : null,
     latencyDistribution: latency,

@@ -49,6 +49,7 @@ export function demoTable(runs: readonly ModeMeasurements[]): { head: string[]; 
   const row = (label: string, f: (m: ModeMeasurements) => string) => [label, ...runs.map(f)];
   const rows = [
     row('throughput (clicks/s, first append → last at sink)', (m) => int(m.throughput)),
+    row('append latency p50 / p99 / p99.9 (ms, call → durable)', (m) => pcts(m.appendLatency)),
     row('latency p50 / p99 / p99.9 (ms, append → sink)', (m) => pcts(m.latency)),
     row('latency to committed file p50 / p99 / p99.9 (ms)', (m) => pcts(m.visibleLatency)),
     row('checkpoints completed', (m) => int(m.checkpointsCompleted)),

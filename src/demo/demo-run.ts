@@ -184,11 +184,13 @@ export async function runDemoMode(
       attempt,
       checkpoints: checkpoints.length,
     });
+    const fed = feed as ClickFeed | null;
     const crash = existsSync(crashFile) ? (JSON.parse(readFileSync(crashFile, 'utf8')) as CrashReport) : null;
     return {
       mode,
       startedAt,
       appendStartedAt: feedStartedAt,
+      appendLatency: fed && fed.appendLatency.count > 0 ? fed.appendLatency.summary() : null,
       endedAt,
       deployments,
       failures,

@@ -30,6 +30,7 @@ import {
   LOG_FORMAT_VERSION,
   logEnvironmentOptions,
   type PartitionMeta,
+  READABLE_LOG_FORMATS,
   type TopicMeta,
   type WriterMeta,
 } from './log-layout.js';
@@ -158,12 +159,13 @@ export class LogCore {
       checkSameDurability(root, dir, settings.durability);
       const core = new LogCore(dir, root, settings);
       const format = core.info.get(INFO_FORMAT);
-      if (format === undefined) {
+      if (format === undefined || (format !== LOG_FORMAT_VERSION && READABLE_LOG_FORMATS.includes(format))) {
         // Racing first opens from several threads or processes write the same value; harmless.
+        // A format-1 directory is read as it is and marked format 2: this handle writes batches.
         core.info.putSync(INFO_FORMAT, LOG_FORMAT_VERSION);
       } else if (format !== LOG_FORMAT_VERSION) {
         throw new LogStorageError(
-          `${dir} has log format ${format}; this weir reads format ${LOG_FORMAT_VERSION}`,
+          `${dir} has log format ${format}; this weir reads formats ${READABLE_LOG_FORMATS.join(', ')}`,
         );
       }
       return core;

@@ -9,7 +9,7 @@
  * | `log-info`   | `'format'`, `'nextTopicId'`       | numbers                                             |
  * | `topics`     | topic name                        | {@link TopicMeta}                                   |
  * | `partitions` | `[topicId, partition]`            | {@link PartitionMeta}: `start`, `end`, `bytes`       |
- * | `records`    | `[topicId, partition, offset]`    | binary: 8-byte append time (float64 BE, ms) + msgpack |
+ * | `records`    | `[topicId, partition, baseOffset]`| binary: a record batch, or (format 1) one record (`record-batch.ts`) |
  * | `txWriters`  | `[topicId, writer]`               | {@link WriterMeta}: marker sequence window           |
  * | `txMarkers`  | `[topicId, writer, transactionId]`| the marker's sequence number                        |
  * | `txOrder`    | `[topicId, writer, sequence]`     | the transaction id (to prune markers oldest first)  |
@@ -17,10 +17,13 @@
  *
  * Invariants (every write is one LMDB transaction, atomic and serialised across all threads and
  * processes that have the directory open):
- * - For each partition, `records` holds exactly the offsets `[start, end)`: dense, no holes.
- *   `end` only grows (an offset is never reused, even after retention empties a partition);
- *   `start` only grows (retention deletes a prefix).
- * - `bytes` is the sum of the stored value sizes (header + payload) of the partition's records.
+ * - For each partition, the entries of `records` hold every offset of `[start, end)` exactly once,
+ *   dense, no holes, each entry keyed by its first offset; the first entry may also hold offsets
+ *   below `start` (retention deleted the head of a batch it keeps; reads skip them), no entry
+ *   holds only offsets below `start`. `end` only grows (an offset is never reused, even after
+ *   retention empties a partition); `start` only grows (retention deletes a prefix).
+ * - `bytes` is the sum of the logical sizes (8 + msgpack payload bytes) of the records in
+ *   `[start, end)`, the stored value size of a format-1 record.
  * - A transaction marker exists iff the records of that transaction were appended, in the same
  *   LMDB transaction. Per (topic, writer) the markers with sequence `[first, next)` exist.
  * - `topics`, `partitions` and `txWriters` entries are versioned (lmdb-js `useVersions`); every
@@ -31,8 +34,14 @@
 import type { RootDatabaseOptionsWithPath } from 'lmdb';
 import type { Durability } from './log-options.js';
 
-/** Bumped on any incompatible change of the layout above; `openLog` refuses other versions. */
-export const LOG_FORMAT_VERSION = 1;
+/**
+ * Bumped on any incompatible change of the layout above. 2: `records` entries are record batches
+ * (1: one record per entry). `openLog` reads both, marks a format-1 directory as format 2 when it
+ * opens it (a weir of format 1 then refuses it instead of misreading batches), and refuses others.
+ */
+export const LOG_FORMAT_VERSION = 2;
+/** Formats `openLog` opens (and upgrades to {@link LOG_FORMAT_VERSION}). */
+export const READABLE_LOG_FORMATS: readonly number[] = [1, 2];
 
 /** Not `info`: a checkpoint directory has an `info` database with a `format` key too. */
 export const DB_INFO = 'log-info';
@@ -51,7 +60,7 @@ export const INFO_NEXT_TOPIC_ID = 'nextTopicId';
 /** Name of LMDB's data file inside the directory. */
 export const DATA_FILE = 'data.mdb';
 
-/** Bytes of the per-record header in `records` values (the append time). */
+/** Bytes of the header of an encoded record (and of a format-1 `records` value: the append time). */
 export const RECORD_HEADER_BYTES = 8;
 
 /** Topic names and writer names are LMDB key parts: kept well below LMDB's 1978-byte key limit. */

@@ -1,8 +1,10 @@
 /**
- * Encoding of log records: a stored value is an 8-byte header (the append time, float64
- * big-endian, ms since the epoch) followed by the record as self-describing msgpack (msgpackr,
+ * Encoding of log records: an encoded record is an 8-byte header (zero; the format-1 layout kept
+ * the append time there) followed by the record as self-describing msgpack (msgpackr,
  * `useRecords: false`, `moreTypes: true`), so a reader in any thread or process decodes it
- * without shared structures.
+ * without shared structures. This is the unit an append routes, relays between threads and
+ * checkpoints (`sinks.log`); the write packs each partition's records into one record batch
+ * (`record-batch.ts`).
  *
  * What round-trips: everything structured clone handles except that a `Map` comes back as a plain
  * object and class instances as plain objects. What is rejected: symbols, functions (msgpackr
@@ -26,8 +28,8 @@ export class LogRecordCodec {
   });
 
   /**
-   * Encodes every record into its own stored value with a zeroed header (the append time is
-   * filled in inside the write transaction, see {@link stampAppendTime}).
+   * Encodes every record into its own value with a zeroed header (the append time goes into the
+   * record batch, inside the write transaction).
    * @throws LogRecordEncodingError naming the first record that cannot be encoded.
    */
   encodeAll(topic: string, records: readonly unknown[]): Buffer[] {
@@ -53,16 +55,8 @@ export class LogRecordCodec {
     return out;
   }
 
-  decode(value: Uint8Array): unknown {
-    return this.#packr.unpack(value.subarray(RECORD_HEADER_BYTES));
+  /** Decodes a record's msgpack payload (no header). */
+  decodePayload(payload: Uint8Array): unknown {
+    return this.#packr.unpack(payload);
   }
-}
-
-export function stampAppendTime(value: Buffer, appendedAt: number): void {
-  value.writeDoubleBE(appendedAt, 0);
-}
-
-/** The append time stored in a record value's header. */
-export function appendTimeOf(value: Uint8Array): number {
-  return new DataView(value.buffer, value.byteOffset, RECORD_HEADER_BYTES).getFloat64(0, false);
 }

@@ -73,6 +73,24 @@ export class PlanView {
    */
   readonly #read = new Map<Database<any, any>, Map<string, VersionedEntry<unknown> | undefined>>();
 
+  /**
+   * Record batches the group wrote with {@link put} (topics with retention), per partition
+   * (`"topicId,partition"`), ascending by base offset: retention finds the batch holding a
+   * partition's head here when the group itself appended it (`record-batch.ts`).
+   */
+  readonly #batches = new Map<string, { readonly base: number; readonly value: Buffer }[]>();
+
+  wroteBatch(partitionKey: string, base: number, value: Buffer): void {
+    const list = this.#batches.get(partitionKey);
+    if (list === undefined) this.#batches.set(partitionKey, [{ base, value }]);
+    else list.push({ base, value });
+  }
+
+  /** Batches of the partition the group wrote, ascending (`undefined`: none). */
+  batchesOf(partitionKey: string): readonly { readonly base: number; readonly value: Buffer }[] | undefined {
+    return this.#batches.get(partitionKey);
+  }
+
   /** The entry as the group sees it: written earlier in the group, else from the snapshot. */
   getEntry<V>(db: Database<any, any>, key: Key | string): VersionedEntry<V> | undefined {
     const k = keyString(key);

@@ -21,10 +21,16 @@
  * so concurrent appenders never get the same offset and never lose a record; one handle's
  * appends land in call order.
  *
+ * Storage: the records an append puts into one partition are one record batch, one LMDB value
+ * keyed by the first one's offset (`record-batch.ts`); directories of the format-1 layout (one value
+ * per record) are read as they are.
+ *
  * Cost: asynchronous appends share one LMDB transaction (one fsync with `durability: 'fsync'`)
  * per group — under load, everything appended on the handle while the previous group committed
  * (plus one more per conflict with another handle); a synchronous append is one transaction.
- * Reads are synchronous memory-mapped range scans, O(records returned).
+ * Either way, one LMDB put per (append, partition), whatever the number of records. Reads are
+ * synchronous memory-mapped range scans: one reverse cursor step to the batch holding the first
+ * offset asked for, then O(records returned).
  *
  * One file of ~640 lines on purpose: both write paths run the same planners, and the planners
  * together keep the layout invariants of `log-layout.ts` (dense offsets, byte counts, marker
@@ -52,7 +58,6 @@ import {
   type TailOptions,
   type TransactionalAppendOptions,
 } from './log-options.js';
-import { appendTimeOf, stampAppendTime } from './log-record-codec.js';
 import {
   type PartitionRouting,
   RoutingError,
@@ -60,6 +65,7 @@ import {
   routeRecords,
 } from './partition-routing.js';
 import { applyOpSync, type Key, PlanView, type VersionedEntry } from './plan-view.js';
+import { encodeRecordBatch, StoredEntry, singleRecordEntry } from './record-batch.js';
 import type { PreparedAppend, WireOp } from './relay-wire.js';
 
 export type { PreparedAppend } from './relay-wire.js';
@@ -197,14 +203,26 @@ export class Topic<T = unknown> {
     checkNonNegativeInteger(fromOffset, 'read(fromOffset)');
     checkPositiveInteger(max, 'read(max)');
     this.#core.freshSnapshot();
+    // Retention may have deleted the head of a batch it keeps: skip below `start`.
+    const from = Math.max(fromOffset, this.#partitionEntry(undefined, partition).value.start);
     const out: LogRecord<T>[] = [];
-    const codec = this.#core.codec;
-    for (const { key, value } of this.#core.records.getRange({
-      start: [this.#id, partition, fromOffset],
-      end: [this.#id, partition + 1],
-      limit: max,
+    const { codec, records } = this.#core;
+    // The entry holding `from` has the greatest key at or below it (a batch may start earlier).
+    let first: Key = [this.#id, partition, from];
+    for (const key of records.getKeys({
+      start: first,
+      end: [this.#id, partition],
+      reverse: true,
+      limit: 1,
     })) {
-      out.push({ offset: key[2] as number, value: codec.decode(value) as T });
+      first = key as Key;
+    }
+    for (const { key, value } of records.getRange({ start: first, end: [this.#id, partition + 1] })) {
+      const entry = new StoredEntry(key[2] as number, value, this.#where(partition));
+      for (let i = Math.max(0, from - entry.base); i < entry.count; i++) {
+        out.push({ offset: entry.base + i, value: codec.decodePayload(entry.payloadAt(i)) as T });
+        if (out.length === max) return out;
+      }
     }
     return out;
   }
@@ -480,33 +498,44 @@ export class Topic<T = unknown> {
       );
     }
     const now = core.clock();
-    // Only retention reads records while planning: without it, records skip the view's overlay.
+    // Only retention reads records while planning: without it, batches skip the view's overlay.
     const retained = hasRetention(meta.retention);
     const positions: LogPosition[] = new Array(values.length);
-    const touched = new Map<number, { entry: VersionedEntry<PartitionMeta>; end: number; bytes: number }>();
+    const touched = new Map<
+      number,
+      { entry: VersionedEntry<PartitionMeta>; end: number; bytes: number; indices: number[] }
+    >();
     for (let i = 0; i < values.length; i++) {
       const partition = routed[i];
       let state = touched.get(partition);
       if (state === undefined) {
         const entry = this.#partitionEntry(view, partition);
-        state = { entry, end: entry.value.end, bytes: entry.value.bytes };
+        state = { entry, end: entry.value.end, bytes: entry.value.bytes, indices: [] };
         touched.set(partition, state);
       }
-      // Stamped in place: lmdb-js copies the value when the write is issued.
-      const value = asBuffer(values[i]);
-      stampAppendTime(value, now);
-      if (retained) view.put(core.records, [this.#id, partition, state.end], value);
-      else view.putUnread(core.records, [this.#id, partition, state.end], value);
       positions[i] = { partition, offset: state.end };
+      state.indices.push(i);
       state.end++;
-      state.bytes += value.length;
+      state.bytes += values[i].length;
     }
     const ranges: OffsetRange[] = [];
-    for (const [partition, { entry, end, bytes }] of [...touched].sort((a, b) => a[0] - b[0])) {
+    for (const [partition, { entry, end, bytes, indices }] of [...touched].sort((a, b) => a[0] - b[0])) {
+      // One entry per (append, partition), keyed by its first offset (`record-batch.ts`): a record
+      // batch, or a lone record as a single-record entry (no batch to build, no copy).
+      const base = entry.value.end;
+      const batch =
+        indices.length === 1
+          ? singleRecordEntry(values[indices[0]], now)
+          : encodeRecordBatch(values, touched.size === 1 ? null : indices, now);
+      const key: Key = [this.#id, partition, base];
+      if (retained) {
+        view.put(core.records, key, batch);
+        view.wroteBatch(batchesKey(this.#id, partition), base, batch);
+      } else view.putUnread(core.records, key, batch);
       const appended: PartitionMeta = { start: entry.value.start, end, bytes };
       const after = this.#planRetentionOf(view, partition, appended, meta.retention, now);
       this.#putPartition(view, partition, entry, after);
-      ranges.push({ partition, firstOffset: entry.value.end, endOffset: end });
+      ranges.push({ partition, firstOffset: base, endOffset: end });
     }
     if (tx !== null) this.#planMarker(view, tx, meta);
     return { state: 'appended', positions, ranges };
@@ -575,24 +604,50 @@ export class Topic<T = unknown> {
     now: number,
   ): PartitionMeta {
     if (!hasRetention(policy)) return meta;
-    const records = this.#core.records;
     let { start, bytes } = meta;
+    let holding: StoredEntry | undefined;
     while (start < meta.end) {
-      // getBinaryFast underneath: no copy; only the header and the length are read.
-      const head = view.getBinary(records, [this.#id, partition, start]);
-      if (head === undefined) break; // cannot happen while the layout invariant holds
-      const headBytes = head.length;
+      if (holding === undefined || start >= holding.end) holding = this.#entryHolding(view, partition, start);
+      if (holding === undefined) break; // cannot happen while the layout invariant holds
+      const headBytes = holding.storedBytes(start - holding.base);
       const deletes = retentionDeletesHead(
         policy,
-        { partitionBytes: bytes, isNewest: start === meta.end - 1, headAppendedAt: appendTimeOf(head) },
+        { partitionBytes: bytes, isNewest: start === meta.end - 1, headAppendedAt: holding.appendedAt },
         now,
       );
       if (!deletes) break;
-      view.remove(records, [this.#id, partition, start]);
+      // A batch goes with its last record; until then reads skip its records below `start`.
+      if (start + 1 === holding.end) view.remove(this.#core.records, [this.#id, partition, holding.base]);
       bytes -= headBytes;
       start++;
     }
     return start === meta.start ? meta : { start, end: meta.end, bytes };
+  }
+
+  /**
+   * The stored entry (batch or single record) holding `offset` of `partition`: one written earlier
+   * in the view's group, else the snapshot's entry with the greatest key at or below `offset`.
+   */
+  #entryHolding(view: PlanView, partition: number, offset: number): StoredEntry | undefined {
+    const written = view.batchesOf(batchesKey(this.#id, partition));
+    if (written !== undefined && offset >= written[0].base) {
+      let k = written.length - 1;
+      while (written[k].base > offset) k--;
+      return new StoredEntry(written[k].base, written[k].value, this.#where(partition));
+    }
+    for (const { key, value } of this.#core.records.getRange({
+      start: [this.#id, partition, offset],
+      end: [this.#id, partition],
+      reverse: true,
+      limit: 1,
+    })) {
+      return new StoredEntry(key[2] as number, value, this.#where(partition));
+    }
+    return undefined;
+  }
+
+  #where(partition: number): string {
+    return `log ${this.#core.dir}, topic "${this.name}" partition ${partition}`;
   }
 
   #metaEntry(view?: PlanView): VersionedEntry<TopicMeta> & { version: number } {
@@ -619,9 +674,9 @@ export class Topic<T = unknown> {
   }
 }
 
-/** A Buffer view of `bytes` (no copy); restored checkpoint state may hold plain Uint8Arrays. */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** {@link PlanView.batchesOf} key of a partition. */
+function batchesKey(topicId: number, partition: number): string {
+  return `${topicId},${partition}`;
 }
 
 /** Promise-returning methods report bad input and a closed log as rejections, never as throws. */

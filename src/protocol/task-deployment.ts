@@ -153,6 +153,34 @@ export interface TaskLoadMetrics {
   readonly outputFill?: number;
   /** Share in use of the fullest input ring; absent for sources. */
   readonly inputFill?: number;
+  /** The task's channels to and from other processes of a cluster job (src/cluster/remote-edge-*.ts). */
+  readonly remoteEdges?: readonly RemoteEdgeMetrics[];
+}
+
+/**
+ * One remote edge flow as one of its two ends sees it, cumulative over the attempt except the
+ * lag. The lag of a flow is what its producer sent and its consumer has not read yet: the sender
+ * sees it as `outstandingBytes` (sent, not yet credited back as consumed: up to the credit window),
+ * the receiver as `queuedBytes` (arrived, not yet read by its task).
+ */
+export interface RemoteEdgeMetrics {
+  /** The flow's name: `<run>-<edge>-<producer>-<consumer>`, the same at both ends. */
+  readonly flow: string;
+  readonly direction: 'out' | 'in';
+  /** Records sent (out) or read (in). */
+  readonly records: number;
+  /** Bytes of data messages sent (out) or received (in). */
+  readonly bytes: number;
+  /** out: bytes sent and not yet consumed by the receiver. */
+  readonly outstandingBytes?: number;
+  /** out: times the credit window stopped the sender (remote backpressure). */
+  readonly creditStalls?: number;
+  /** out: messages sent again after a cut connection. */
+  readonly resent?: number;
+  /** in: bytes received and not yet read by the task. */
+  readonly queuedBytes?: number;
+  /** in: gaps (messages lost on a cut) repaired by a resume. */
+  readonly gaps?: number;
 }
 
 export interface TaskCheckpointMetrics {

@@ -30,6 +30,7 @@ import type { CheckpointBarrier, CheckpointType, ControlFrame } from '../channel
 import type { CheckpointFailureReason } from '../errors.js';
 import type {
   OperatorMetrics,
+  RemoteEdgeMetrics,
   TaskCheckpointConfig,
   TaskControl,
   TaskEvent,
@@ -116,6 +117,8 @@ export interface StreamTaskOptions {
   readonly replay?: readonly ReplayBatch[];
   /** Stuck-task watchdog: marked busy around each batch of user code (null: no watchdog). */
   readonly busy?: BusyMarker | null;
+  /** The task's remote edge flows (cluster jobs), for their counters in the load metrics. */
+  readonly remote?: { metrics(): readonly RemoteEdgeMetrics[] } | null;
 }
 
 export class TaskCancelledError extends Error {
@@ -220,10 +223,12 @@ export class StreamTask implements BarrierHandlerActions {
     for (const w of this.#o.outputs)
       if (w.fillRatio !== undefined) outputFill = Math.max(outputFill ?? 0, w.fillRatio);
     const inputFill = this.#o.gate?.fillRatio?.();
+    const remoteEdges = this.#o.remote?.metrics();
     return {
       ...this.#time.read(),
       ...(outputFill !== undefined ? { outputFill } : {}),
       ...(inputFill !== undefined ? { inputFill } : {}),
+      ...(remoteEdges && remoteEdges.length > 0 ? { remoteEdges } : {}),
     };
   }
 

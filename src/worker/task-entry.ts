@@ -204,6 +204,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
       channelState,
       replay,
       busy,
+      remote,
     });
     Comlink.expose(task.control, nodeEndpoint(d.controlPort));
     post({ kind: 'running' });

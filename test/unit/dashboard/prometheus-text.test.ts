@@ -32,6 +32,18 @@ const snapshot = (over: Partial<JobSnapshot> = {}): JobSnapshot => ({
             inputFill: null,
             idleSeconds: 1.5,
             backpressuredSeconds: 2.5,
+            remoteEdges: [
+              {
+                flow: 'r1-0-0-1',
+                direction: 'out',
+                records: 300,
+                bytes: 4000,
+                outstandingBytes: 42,
+                creditStalls: 3,
+                resent: 0,
+              },
+              { flow: 'r1-0-1-0', direction: 'in', records: 100, bytes: 1600, queuedBytes: 7, gaps: 0 },
+            ],
           },
         ],
       },
@@ -130,6 +142,22 @@ describe('prometheusText', () => {
     expect(text).not.toContain('weir_source_lag_records{');
     expect(text).toMatch(/weir_last_checkpoint_sync_seconds\{job="[^}]*"\} 0.001\n/);
     expect(text).toMatch(/weir_last_checkpoint_async_seconds\{job="[^}]*"\} 0.002\n/);
+  });
+  it("reports each remote edge flow's lag, records and credit stalls (cluster jobs)", () => {
+    const labels = 'job="[^}]*",task="src -> map",task_id="0",subtask="0"';
+    expect(text).toMatch(
+      new RegExp(`weir_remote_edge_lag_bytes\\{${labels},flow="r1-0-0-1",direction="out"\\} 42\\n`),
+    );
+    expect(text).toMatch(
+      new RegExp(`weir_remote_edge_lag_bytes\\{${labels},flow="r1-0-1-0",direction="in"\\} 7\\n`),
+    );
+    expect(text).toMatch(
+      new RegExp(`weir_remote_edge_records_total\\{${labels},flow="r1-0-0-1",direction="out"\\} 300\\n`),
+    );
+    expect(text).toMatch(
+      new RegExp(`weir_remote_edge_credit_stalls_total\\{${labels},flow="r1-0-0-1",direction="out"\\} 3\\n`),
+    );
+    expect(text).not.toMatch(/weir_remote_edge_credit_stalls_total\{[^}]*direction="in"/);
   });
   it('counts checkpoints by status', () => {
     expect(text).toMatch(/weir_checkpoints_total\{job="[^}]*",status="completed"\} 2\n/);

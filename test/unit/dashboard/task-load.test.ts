@@ -62,6 +62,7 @@ describe('taskLoad', () => {
       inputFill: null,
       idleSeconds: 0,
       backpressuredSeconds: 0,
+      remoteEdges: [],
     });
     expect(taskLoad([view(0.2, 0.8, 0, 0.1), view(0.3, 0.1, 0.6, 0.9)])).toEqual({
       shares: { busy: 0.3, idle: 0.1, backpressured: 0.6 },

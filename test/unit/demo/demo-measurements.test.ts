@@ -72,6 +72,7 @@ const observation: ModeObservation = {
   mode: 'exactly-once',
   startedAt: T0,
   appendStartedAt: T0 + 90,
+  appendLatency: null,
   endedAt: T0 + 3000,
   deployments: [
     { attempt: 0, at: T0 + 50 },
@@ -129,6 +130,11 @@ describe('measureMode', () => {
     expect(m.verdict.ok).toBe(true);
     expect(m.verdict.windowRecords).toBe(observation.windows.length);
     expect(m.appendStartTime).toBeCloseTo(0.09);
+    expect(m.appendLatency).toBeNull();
+    const summary = { count: 3, p50: 1, p99: 2, p999: 2, max: 2, mean: 1.3 };
+    expect(
+      measureMode({ ...observation, appendLatency: summary }, computeExpectation(N, 10)).appendLatency,
+    ).toBe(summary);
     // 100 distinct clicks from the first append (T0+100) to the last receive (T0+100+990+1000+9.9)
     expect(m.throughput).toBeCloseTo(100 / 1.9999, 1);
   });

@@ -1,0 +1,35 @@
+/** The click feed's append latency: one value per click, taken when its append resolved. */
+import { describe, expect, it } from 'vitest';
+import { feedClicks } from '../../../src/demo/demo-feed.js';
+import type { LoggedClick } from '../../../src/demo/demo-records.js';
+import type { Topic } from '../../../src/log/topic.js';
+
+/** A topic whose appends resolve only when the test says so. */
+function heldTopic() {
+  const pending: { records: LoggedClick[]; partition: number; resolve: () => void }[] = [];
+  const topic = {
+    append(records: LoggedClick[], o: { partition: number }) {
+      return new Promise<void>((resolve) => pending.push({ records, partition: o.partition, resolve }));
+    },
+  } as unknown as Topic<LoggedClick>;
+  return { topic, pending };
+}
+
+describe('feedClicks', () => {
+  it('records each click once, when its append has resolved (not when it was called)', async () => {
+    const { topic, pending } = heldTopic();
+    // a rate high enough that every click is due at the first tick
+    const feed = feedClicks(topic, { n: 30, users: 5, rate: 1e9, partitions: 3 });
+    await new Promise((r) => setImmediate(r));
+    expect(pending.map((p) => p.records.length)).toEqual([10, 10, 10]);
+    expect(feed.appendLatency.count).toBe(0);
+    pending[0].resolve();
+    await new Promise((r) => setImmediate(r));
+    expect(feed.appendLatency.count).toBe(10);
+    pending[1].resolve();
+    pending[2].resolve();
+    expect(await feed.done).toBe(30);
+    expect(feed.appendLatency.count).toBe(30);
+    expect(feed.appendLatency.summary().p99).toBeGreaterThanOrEqual(0);
+  });
+});
