@@ -4,7 +4,7 @@
  *
  *   sequence(0..N) → map(i => ({ key: 'k' + (i % 10000), value: i * 2 }))
  *                  → filter(r => r.value % 3 !== 0)
- *                  → keyBy(key) → running sum per key (emit { key, sum } per record) → discard
+ *                  → keyBy(key) → running sum per key (emit { key, sum } per record) → sink (last sum per key)
  *
  * Two thirds of the records pass the filter; each emits one {@link KeyedSum}. Throughput is
  * quoted in *source* records per second (N / time), the same numerator for every implementation.

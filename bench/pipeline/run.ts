@@ -110,7 +110,7 @@ const POST_MESSAGE = 'worker_threads postMessage 1→1';
 const machine = machineInfo();
 const command = commandLine('bench/pipeline/run.ts');
 process.stdout.write(
-  `pipeline benchmark (${workload}): sequence(0..${n}) → map → filter → keyBy → running sum → discard\n` +
+  `pipeline benchmark (${workload}): sequence(0..${n}) → map → filter → keyBy → running sum → sink\n` +
     `machine: ${formatMachineInfo(machine)}\n` +
     `rounds: ${rounds} (+${warmup} warmup), interleaved; baseline: ${baseline.name}\n` +
     `command: ${command}\n\n`,
@@ -225,9 +225,9 @@ writeJson(jsonPath, {
   workload,
   pipeline: heavy
     ? 'sequence(0..N) → map(i => JSON.parse(JSON.stringify(event i)), key = sha1(user)) → filter(r => r.value % 3 !== 0) ' +
-      '→ keyBy(key) → running sum per key (emit {key, sum} per record) → discard'
+      '→ keyBy(key) → running sum per key (emit {key, sum} per record) → sink (last sum per key)'
     : "sequence(0..N) → map(i => ({ key: 'k' + (i % 10000), value: i * 2 })) → filter(r => r.value % 3 !== 0) " +
-      '→ keyBy(key) → running sum per key (emit {key, sum} per record) → discard',
+      '→ keyBy(key) → running sum per key (emit {key, sum} per record) → sink (last sum per key)',
   scaling,
   unit: 'source records per second',
   command,

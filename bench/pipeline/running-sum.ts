@@ -1,6 +1,6 @@
 /**
- * The keyed running-sum operator and the discard sink, shared by the baselines that keep keyed
- * state in a JS Map (loop, node:stream, RxJS map, worker consumers).
+ * The keyed running-sum operator and the sink, shared by the baselines that keep keyed state in
+ * a JS Map (loop, node:stream, RxJS, worker consumers).
  *
  * Cost per record: one Map get + set on a string key and one `{ key, sum }` allocation.
  */
@@ -18,30 +18,36 @@ export class RunningSum {
     this.#sums.set(record.key, sum);
     return { key: record.key, sum };
   }
-
-  /** Digest of the sums, given how many records the sink received. */
-  digest(emitted: number): SumDigest {
-    return digestOf(this.#sums, emitted);
-  }
 }
 
 /**
- * The `discard` sink: counts what it receives and drops it. Only the count is kept; in the
- * single-thread loop V8 may therefore elide the `{ key, sum }` allocation (escape analysis), which
- * is part of why the loop is the ceiling rather than a like-for-like competitor.
+ * The sink of every baseline: keeps the last `{ key, sum }` per key (one `Map.set` per output
+ * record) and counts what it receives; the checksum is the digest of those last sums. It does
+ * what weir's bench sink (bench/jobs/keyed-sum-job.mjs, `digestReporter`) does per record, so the
+ * ratios compare equal work: weir's sink cannot reach its keyed state's final sums, so it checks
+ * its output, and until 2026-12-02 only weir paid that `Map.set` (the baselines' sink only
+ * counted and their checksum came from the operator's own state `Map`).
  */
-export class DiscardSink {
+export class LastSumSink {
+  /** Last sum received per key: a key's records arrive in order, so this is its final sum. */
+  readonly #finals = new Map<string, number>();
   #count = 0;
 
-  push(_record: KeyedSum): void {
+  push(record: KeyedSum): void {
     this.#count++;
+    this.#finals.set(record.key, record.sum);
   }
 
   pushBatch(records: readonly KeyedSum[]): void {
-    this.#count += records.length;
+    for (let i = 0; i < records.length; i++) this.push(records[i]);
   }
 
   get count(): number {
     return this.#count;
+  }
+
+  /** Digest of the last sums received. O(keys); call it after the clock has stopped. */
+  digest(): SumDigest {
+    return digestOf(this.#finals, this.#count);
   }
 }

@@ -9,7 +9,7 @@
 export interface SumDigest {
   /** Distinct keys with a sum. */
   readonly keys: number;
-  /** `{ key, sum }` records that reached the discard sink (one per record that passed the filter). */
+  /** `{ key, sum }` records that reached the sink (one per record that passed the filter). */
   readonly emitted: number;
   /** Σ of the final sums over all keys. */
   readonly total: number;

@@ -74,7 +74,11 @@ export type CoordinatorMessage =
   | { readonly type: 'complete'; readonly checkpointId: number }
   | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string }
   | { readonly type: 'fail'; readonly member: string; readonly message: string }
-  /** The coordinator lost its lease: every member ends the run and waits for the next holder's assignment. */
+  /**
+   * The coordinator lost its lease, or instances joined (join-rebalance.ts): every member ends the
+   * run and waits for the next assignment (over every live member, restoring the last committed
+   * checkpoint).
+   */
   | { readonly type: 'restart'; readonly reason: string };
 
 /** The committed record of a completed checkpoint (the coordinator bucket's `checkpoint` key). */
@@ -160,6 +164,18 @@ export class ClusterCheckpoints {
 
   get pendingId(): number | null {
     return this.#pending?.checkpointId ?? null;
+  }
+
+  /** A completed checkpoint's record is being committed (its outcome is not known yet). */
+  get committing(): boolean {
+    return this.#pending?.committing === true;
+  }
+
+  /** Every source ended (only the final checkpoint follows), or the final checkpoint is pending or done. */
+  get finishing(): boolean {
+    return (
+      this.#finalCompleted || this.#pending?.final === true || allSourcesEnded(this.#o.sources, this.#ended)
+    );
   }
 
   onMessage(m: MemberMessage): void {

@@ -65,6 +65,7 @@ import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import { CoordinatorLease } from './coordinator-lease.js';
+import { watchJoiners } from './join-watcher.js';
 import { publishMemberStatus } from './member-status.js';
 import {
   type ClusterJobOutcome,
@@ -173,8 +174,8 @@ export async function runClusterInstance(
     let previous: PreviousRun | null = null;
     let nextCheckpointId = 1;
     const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
-    for (let attempt = 0; ; attempt++) {
-      const { assignment, upstream } = await awaitAssignment(
+    for (;;) {
+      const awaited = await awaitAssignment(
         client,
         cluster,
         id,
@@ -186,7 +187,15 @@ export async function runClusterInstance(
         () => restartGranted,
         nextCheckpointId,
       );
-      attempt = assignment.attempt;
+      if (awaited === 'finished') {
+        // Joined a job that ended before it was rebalanced (joiners wait while it finishes).
+        log('info', { instance: id }, 'the job finished before this instance was given a share');
+        return { metrics: new Map(), restarts: 0 };
+      }
+      const { assignment, upstream } = awaited;
+      // The job's attempt, not this process's count: an instance that joined a running job
+      // deploys first at that job's attempt (its result shows the restart it took part in).
+      const attempt = assignment.attempt;
       if (upstream) subs.push(upstream.sub);
       const restore = assignment.restore
         ? await readRestore(client, cluster.name, conn, storage, assignment)
@@ -207,6 +216,7 @@ export async function runClusterInstance(
       // The coordinator side (the instance that published the assignment).
       let coordinatorDone: Promise<void> = Promise.resolve();
       let checkpoints: ClusterCheckpoints | null = null;
+      let stopWatchingJoiners = () => {};
       let execution: Execution | null = null;
       let failure = null as string | null;
       /** The failure is a member that timed out or a restart: restart over the live members. */
@@ -299,6 +309,23 @@ export async function runClusterInstance(
         });
         checkpoints = cp;
         upstream!.attach((m) => cp.onMessage(m));
+        // An instance joining this running job: restart the run over every live member, as for a
+        // member's timeout (join-rebalance.ts decides when).
+        stopWatchingJoiners = watchJoiners({
+          membership,
+          assigned: assignment.members,
+          delayMs: cluster.rebalanceDelayMs,
+          checkpoints: cp,
+          onWait: (d) =>
+            log('info', { joiners: d.joiners, waitingFor: d.why }, 'instances joined; rebalance pending'),
+          onRestart: (joiners) => {
+            cp.stop();
+            const reason = `instance(s) ${joiners.join(', ')} joined; rebalancing over the live members`;
+            send(subjects.ctl, { type: 'restart', reason });
+            if (failure === null) restartable = true;
+            failLocal(reason);
+          },
+        });
         if (tick) clearInterval(tick);
         tick = setInterval(
           () => {
@@ -421,10 +448,14 @@ export async function runClusterInstance(
             instanceId,
             `instance ${instanceId} timed out after the final checkpoint, before it reported done: its sinks may not have committed it`,
           );
-        else
+        else {
+          // Logged at the moment of detection (bench/cluster/takeover.mjs times it).
+          if (failure === null)
+            log('warn', { instance: instanceId, run: assignment.run }, 'member timed out');
           restartLocal(
             `instance ${instanceId} left the cluster (${reason}); restarting over the live members`,
           );
+        }
       };
       membership.on('leave', onLeave);
       // The coordinator lost its lease (expired under load, taken over): this run cannot commit
@@ -475,6 +506,7 @@ export async function runClusterInstance(
               if (++running === local.size) {
                 up({ type: 'ready', member: id });
                 void report({ ...status, ready: true });
+                log('info', { attempt }, 'tasks running');
               }
               break;
             case 'acknowledge':
@@ -527,6 +559,7 @@ export async function runClusterInstance(
       });
       const outcome: ExecutionOutcome = await ex.done;
       clearInterval(controlTimer);
+      stopWatchingJoiners();
       await stopStatus();
       lease.off('lost', onLost);
       if (outcome.state === 'finished') {
@@ -588,13 +621,19 @@ export async function runClusterInstance(
 /**
  * Waits for the assignment that names this instance. The lease holder publishes one once
  * `instances` members are live. An assignment whose members are all live but that leaves this
- * instance out is a job already running: joining it is not built yet (an error). One whose
- * members are not all live is stale (an earlier run of the cluster name) and ignored.
+ * instance out is a job already running: this instance joins it — it is live in the membership,
+ * so the coordinator restarts the run over every live member (join-watcher.ts) — and from then on
+ * counts that run as its `previous`: should it take the lease over before the rebalance, it
+ * restarts the job (same lineage, the committed checkpoint), never starts it afresh. `'finished'`:
+ * the job it joined ended (its final checkpoint committed) before it was given a share. An
+ * assignment whose members are not all live, of a run this instance never saw running, is stale
+ * (an earlier run of the cluster name) and ignored.
  *
  * After a run (`previous`): the job's committed outcome ends the wait (the job failed); the lease
- * holder assigns the next run at once after a restart (`ended: 'restart'`), after a member's own
- * failure only once its restart strategy granted it (`granted()`, after the strategy's delay), or
- * when the lease changed hands since the previous run (its coordinator, who would decide, is gone).
+ * holder assigns the next run at once after a restart (`ended: 'restart'`, also a joined run),
+ * after a member's own failure only once its restart strategy granted it (`granted()`, after the
+ * strategy's delay), or when the lease changed hands since the previous run (its coordinator, who
+ * would decide, is gone).
  */
 async function awaitAssignment(
   client: JobClient,
@@ -607,9 +646,10 @@ async function awaitAssignment(
   previousRun: PreviousRun | null,
   granted: () => { readonly run: string; readonly notBefore: number } | null,
   nextCheckpointId: number,
-): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null }> {
+): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null } | 'finished'> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
-  const previous = previousRun?.assignment ?? null;
+  let previous = previousRun?.assignment ?? null;
+  let ended = previousRun?.ended ?? 'restart';
   let upstream: Upstream | null = null;
   for (;;) {
     if (client.options.signal?.aborted)
@@ -626,23 +666,25 @@ async function awaitAssignment(
       } else if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
         return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
+      } else {
+        const live = new Set(membership.members().map((m) => m.record.instanceId));
+        if (a.members.every((m) => live.has(m)) && a.run !== previous?.run) {
+          log(
+            'info',
+            { run: a.run, members: a.members },
+            'joining the running job; waiting for the rebalance',
+          );
+          previous = a;
+          ended = 'restart';
+        }
       }
-      const live = new Set(membership.members().map((m) => m.record.instanceId));
-      if (a.run !== previous?.run && a.members.every((m) => live.has(m)))
-        throw new ClusterError(
-          cluster.name,
-          'joining',
-          `the job already runs on ${a.members.join(', ')}; joining a running job is not built yet`,
-        );
     }
     const epoch = lease.epoch;
     const g = granted();
     const grantedHere = previous !== null && g?.run === previous.run;
     const mayAssign =
       previous === null ||
-      (grantedHere
-        ? Date.now() >= g.notBefore
-        : previousRun!.ended === 'restart' || epoch !== previous.epoch);
+      (grantedHere ? Date.now() >= g.notBefore : ended === 'restart' || epoch !== previous.epoch);
     if (upstream === null && epoch !== undefined && mayAssign) {
       const live = membership
         .members()
@@ -653,6 +695,15 @@ async function awaitAssignment(
         writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
         const lineage = previous?.lineage ?? run;
         const committed = previous ? await readCheckpointRecord(conn) : null;
+        // A joiner holding the lease after the job it joined completed its final checkpoint (the
+        // members finished, released the lease and left): nothing is left to run.
+        if (
+          previous &&
+          !previous.members.includes(id) &&
+          committed?.final === true &&
+          committed.lineage === lineage
+        )
+          return 'finished';
         const restoreId = committed?.lineage === lineage ? committed.checkpointId : null;
         const a: PublishedAssignment = {
           ...assignSubtasks(client.plan, live, run),

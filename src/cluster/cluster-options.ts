@@ -97,7 +97,18 @@ export interface ClusterJobOptions extends ClusterOptions {
    * for instances on several machines). Default: `checkpointing.dir`, which is then required.
    */
   readonly checkpointDir?: string;
+  /**
+   * How long the coordinator waits, ms, after it first sees an instance join a running job before
+   * it restarts the job over every live instance (default {@link DEFAULT_REBALANCE_DELAY_MS},
+   * 0–60 000). Instances that join within this window share one restart, and a run is never
+   * rebalanced sooner than this after it was deployed (join-rebalance.ts).
+   */
+  readonly rebalanceDelayMs?: number;
 }
+
+/** 1 s: instances started together (a deployment scaling out) are all seen within it. */
+export const DEFAULT_REBALANCE_DELAY_MS = 1_000;
+export const MAX_REBALANCE_DELAY_MS = 60_000;
 
 const CLUSTER_JOB_OPTION_KEYS: KeyTable<ClusterJobOptions> = {
   servers: true,
@@ -105,6 +116,7 @@ const CLUSTER_JOB_OPTION_KEYS: KeyTable<ClusterJobOptions> = {
   timeoutMs: true,
   instances: true,
   checkpointDir: true,
+  rebalanceDelayMs: true,
 };
 
 export const MAX_INSTANCES = 256;
@@ -113,6 +125,7 @@ export interface ResolvedClusterJobOptions extends ResolvedClusterOptions {
   readonly instances: number;
   /** Set when given; `resolveJobOptions` falls back to `checkpointing.dir`. */
   readonly checkpointDir: string | undefined;
+  readonly rebalanceDelayMs: number;
 }
 
 /** Checks the `cluster` job option (unknown keys included); the rest is checked against the job's other options. */
@@ -128,7 +141,17 @@ export function resolveClusterJobOptions(o: ClusterJobOptions): ResolvedClusterJ
     );
   if (o.checkpointDir !== undefined && (typeof o.checkpointDir !== 'string' || o.checkpointDir === ''))
     throw new InvalidOptionError('cluster.checkpointDir', 'must be a non-empty path');
-  return { ...base, instances, checkpointDir: o.checkpointDir };
+  const rebalanceDelayMs = o.rebalanceDelayMs ?? DEFAULT_REBALANCE_DELAY_MS;
+  if (
+    !Number.isInteger(rebalanceDelayMs) ||
+    rebalanceDelayMs < 0 ||
+    rebalanceDelayMs > MAX_REBALANCE_DELAY_MS
+  )
+    throw new InvalidOptionError(
+      'cluster.rebalanceDelayMs',
+      `must be an integer from 0 to ${MAX_REBALANCE_DELAY_MS} ms, got ${JSON.stringify(rebalanceDelayMs)}`,
+    );
+  return { ...base, instances, checkpointDir: o.checkpointDir, rebalanceDelayMs };
 }
 
 export const membersBucket = (name: string): string => `weir_cluster_${name}`;

@@ -1,17 +1,18 @@
 /**
  * Keyed running-sum worker of the worker-thread baseline: owns the keys its sources route to it,
- * applies the running sum to every record of every batch, discards the `{ key, sum }` outputs,
+ * applies the running sum to every record of every batch, hands the `{ key, sum }` outputs to a
+ * LastSumSink (running-sum.ts),
  * and acknowledges consumed batches to the source (credits, see source-worker.ts). After every
  * source has sent `end`, it reports the digest of its sums to the main thread.
  */
 
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { DiscardSink, RunningSum } from '../running-sum.js';
+import { LastSumSink, RunningSum } from '../running-sum.js';
 import { type DataMessage, type FromWorkerControl, type SumWorkerData, unreachable } from './messages.js';
 
 function runSumWorker(data: SumWorkerData): void {
   const sum = new RunningSum();
-  const sink = new DiscardSink();
+  const sink = new LastSumSink();
   /** Source ports that have not sent `end` yet. */
   let open = data.ports.length;
 
@@ -32,7 +33,7 @@ function runSumWorker(data: SumWorkerData): void {
           if (--open === 0) {
             parentPort!.postMessage({
               kind: 'digest',
-              digest: sum.digest(sink.count),
+              digest: sink.digest(),
             } satisfies FromWorkerControl);
           }
           return;

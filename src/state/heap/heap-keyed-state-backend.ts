@@ -96,6 +96,8 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
   }
 
   protected endRestore(): void {
+    // applyChunk changed `groups` only: one O(entries) rebuild of each table's lookup index.
+    for (const t of this.core.tables.values()) t.rebuildIndex();
     this.core.epoch++;
     this.core.invalidateKeyCache();
   }

@@ -35,7 +35,8 @@
  * from state across records and mutating it later, and storing one object under two keys.
  *
  * Costs: `snapshot()` is O(number of state names + pending incremental epochs), independent of
- * the number of keys; the hot path pays one `Map` lookup per state and key switch (later accesses
+ * the number of keys; the hot path pays one `Map` lookup (in the table's all-groups `index`) per
+ * state and key switch (later accesses
  * hit the table's cached entry) and one comparison per access, plus, per key and epoch while
  * a snapshot is live, one preimage (a copy for in-place touches) and, with incremental
  * snapshots, one dirty-set insertion.
@@ -164,9 +165,10 @@ export class HeapStateCore implements KeyedStateCore {
 
   /**
    * The current key's entry in `table`, or undefined. An expired entry is removed (a write, so it
-   * is preserved for live snapshots) and not returned. Cost: one array index + one Map lookup on
+   * is preserved for live snapshots) and not returned. Cost: one Map lookup on
    * the first access per key switch, one comparison after (the table caches the entry), plus a
-   * clock read when the state has a TTL.
+   * clock read when the state has a TTL. The lookup goes to the table's `index` (one map over
+   * all groups); the group index is only checked to be set.
    */
   find(table: StateTable): StateEntry | undefined {
     const g = this.groupIndex;
@@ -175,8 +177,7 @@ export class HeapStateCore implements KeyedStateCore {
     if (table.cachedStamp === this.keyStamp) {
       e = table.cachedEntry;
     } else {
-      const m = table.groups[g];
-      e = m === undefined ? undefined : m.get(this.internalKey);
+      e = table.index.get(this.internalKey);
       table.cachedEntry = e;
       table.cachedStamp = this.keyStamp;
     }
@@ -215,6 +216,7 @@ export class HeapStateCore implements KeyedStateCore {
       expiresAt: this.expiresAt(table),
     };
     m.set(this.internalKey, e);
+    table.index.set(this.internalKey, e);
     table.cachedEntry = e;
     table.cachedStamp = this.keyStamp;
     if (this.incremental) markDirty(table, g, this.internalKey, this.currentKey);
@@ -230,6 +232,7 @@ export class HeapStateCore implements KeyedStateCore {
   removeAt(table: StateTable, groupIndex: number, internalKey: unknown, e: StateEntry): void {
     if (e.version !== this.epoch) this.#firstTouch(table, groupIndex, internalKey, e, false);
     table.groups[groupIndex]?.delete(internalKey);
+    table.index.delete(internalKey);
     if (table.cachedEntry === e) table.cachedEntry = undefined;
   }
 

@@ -27,6 +27,7 @@ describe('the cluster job option', () => {
       timeoutMs: 3000,
       instances: 3,
       checkpointDir: '/shared/cp',
+      rebalanceDelayMs: 1000,
     });
     const c = resolveJobOptions({
       checkpointing: { interval: 100 },
@@ -45,6 +46,12 @@ describe('the cluster job option', () => {
       /cluster\.instances/,
     );
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, name: 'a.b' } }).message).toMatch(/cluster\.name/);
+    expect(invalid({ ...ok, cluster: { ...ok.cluster!, rebalanceDelayMs: -1 } }).message).toMatch(
+      /cluster\.rebalanceDelayMs/,
+    );
+    expect(invalid({ ...ok, cluster: { ...ok.cluster!, rebalanceDelayMs: 60_001 } }).message).toMatch(
+      /cluster\.rebalanceDelayMs/,
+    );
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, servers: [] } }).message).toMatch(/cluster\.servers/);
     expect(invalid({ cluster: ok.cluster }).message).toMatch(/needs checkpointing/);
     expect(

@@ -1,0 +1,165 @@
+/**
+ * An instance joining a running cluster job (issue 17, "rescale on join"), against the machine's
+ * NATS server (127.0.0.1:4222): test/fixtures/jobs/split-sum.mjs (sequence → map | keyBy → running
+ * sum → exactly-once collect sink) at parallelism 3, each instance a child process running
+ * test/fixtures/cluster/cluster-instance.mjs with the same options (`instances: 2`).
+ *
+ * Two instances start and deploy (one of them runs two subtasks of each vertex); every source
+ * holds after `hold` records (flag files `held-<subtask>`); once a checkpoint was committed while
+ * all three held, a third instance starts with the same options. It must not be refused: the
+ * coordinator sees it live outside the assignment, restarts the run over the three (attempt 1,
+ * restoring the committed checkpoint), and every instance deploys its third. Only then are the
+ * sources released. Sink side: every transaction committed by any instance, counted once by its
+ * id (the restored checkpoint's are committed again on restore), is exactly the running sums; each
+ * instance's result says `restarts: 1`, and the joiner delivered its share.
+ *
+ * Synchronised on IPC events and flag files only. Without joining (the instance refused with a
+ * `ClusterError`, or never given a share) the test fails: the joiner reports an error, or the
+ * wait for three attempt-1 deployments never ends (the sources hold until then).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
+import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { ROOT } from './cli-process.js';
+import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+
+const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
+const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
+const SERVERS = ['nats://127.0.0.1:4222'];
+const N = 6000;
+const HOLD = 500;
+const KEYS = 10;
+const PARALLELISM = 3;
+/** Long enough that a member slowed by a loaded machine is not timed out (that would be another restart). */
+const TIMEOUT_MS = 4000;
+
+interface InstanceMessage {
+  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'collected' | 'restarting';
+  attempt?: number;
+  restoredFrom?: number | null;
+  transaction?: string | null;
+  records?: RunningSum[];
+  restarts?: number;
+  checkpointId?: number;
+  status?: string;
+  sinks?: Record<string, RunningSum[]>;
+  message?: string;
+  stack?: string;
+}
+
+class Log {
+  readonly messages: (InstanceMessage & { instance: number })[] = [];
+  #waiters: (() => void)[] = [];
+  failure: string | null = null;
+  add(instance: number, m: InstanceMessage): void {
+    this.messages.push({ ...m, instance });
+    if (m.kind === 'error' || m.kind === 'exit')
+      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
+    for (const w of this.#waiters.splice(0)) w();
+  }
+  async until(what: string, pred: () => boolean): Promise<void> {
+    while (!pred()) {
+      if (this.failure !== null)
+        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+  of(kind: InstanceMessage['kind'], instance?: number) {
+    return this.messages.filter(
+      (m) => m.kind === kind && (instance === undefined || m.instance === instance),
+    );
+  }
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('an instance joining a running cluster job', () => {
+  it('is given a share: the job restarts over three instances from the committed checkpoint; the committed output is exact', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-join-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const name = `join${process.pid}-${Date.now().toString(36)}`;
+    cleanups.push(async () => {
+      const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
+        create: false,
+        role: 'cleanup',
+      }).catch(() => null);
+      if (conn) {
+        await destroyCluster(conn);
+        await conn.close();
+      }
+    });
+    const log = new Log();
+    const children: ChildProcess[] = [];
+    const start = () => {
+      const i = children.length;
+      const child = fork(HOST, [
+        JSON.stringify({
+          job: JOB,
+          options: {
+            parallelism: PARALLELISM,
+            args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+            checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+            cluster: { servers: SERVERS, name, instances: 2, timeoutMs: TIMEOUT_MS, rebalanceDelayMs: 200 },
+          },
+        }),
+      ]);
+      child.on('message', (m) => log.add(i, m as InstanceMessage));
+      child.on('exit', (code, signal) => {
+        if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
+          log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
+      });
+      cleanups.push(() => {
+        child.kill('SIGKILL');
+      });
+      children.push(child);
+    };
+    start();
+    start();
+    await log.until('both instances deployed', () => log.of('deployed').length === 2);
+    await whenFiles(
+      dir,
+      Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
+      firstExit(children),
+    );
+    const before = log.of('checkpoint').length;
+    await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+    const committedBeforeJoin = Math.max(...log.of('checkpoint').map((m) => m.checkpointId!));
+
+    start();
+    const redeployed = (i: number) => log.of('deployed', i).some((m) => m.attempt === 1);
+    await log.until('all three deployed at attempt 1', () => [0, 1, 2].every(redeployed));
+    writeFileSync(path.join(dir, 'release'), '');
+    await log.until('every result', () => log.of('result').length === 3);
+
+    // Every instance restored the same committed checkpoint, no older than the one before the join.
+    const restored = [0, 1, 2].map((i) => log.of('deployed', i).find((m) => m.attempt === 1)!.restoredFrom);
+    expect(new Set(restored).size).toBe(1);
+    expect(restored[0]).toBeGreaterThanOrEqual(committedBeforeJoin);
+    // The joiner deployed once, at the job's attempt; the first two twice.
+    expect(log.of('deployed', 2)).toHaveLength(1);
+    for (const i of [0, 1]) expect(log.of('deployed', i)).toHaveLength(2);
+    for (const r of log.of('result')) {
+      expect(r.status).toBe('finished');
+      expect(r.restarts).toBe(1);
+    }
+    // The joiner ran a third of the job: its sink subtask delivered.
+    expect(log.of('result', 2)[0].sinks!.sums.length).toBeGreaterThan(0);
+    // Sink side: every committed transaction, counted once by its id.
+    const byTransaction = new Map<string, RunningSum[]>();
+    for (const m of log.of('collected')) {
+      expect(m.transaction).not.toBeNull();
+      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
+      else byTransaction.set(m.transaction!, m.records!);
+    }
+    expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+    for (const c of children) c.send({ cmd: 'exit' });
+  });
+});
