@@ -468,6 +468,7 @@ export class JobClient extends EventEmitter {
     const ended = await runClusterInstance(this, {
       jobModule: this.#jobModule,
       onTaskEvent: (task, event) => this.#onTaskEvent(task, event),
+      onStrayError: (e) => this.#onStrayError(e),
       onExecution: (execution) => {
         stopSampling();
         this.#execution = execution;
