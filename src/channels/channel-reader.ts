@@ -127,6 +127,61 @@ export class ChannelReader {
     return overtaken;
   }
 
+  /**
+   * Pulls an in-band barrier ahead of the frames before it (Flink's conversion of a timed-out
+   * aligned barrier into a priority event): the first barrier, queued here or published in the
+   * ring, for which `match` holds comes out of {@link tryRead} next, marked `unaligned`, and the
+   * record batches before it are its overtaken frames ({@link takeOvertaken}: channel state),
+   * delivered after it as for a barrier that overtook the ring. Frames after it stay where they
+   * are. False (nothing changes) when no published frame is such a barrier, or while an
+   * overtaking barrier is being taken. Cost: a scan of the published frames' headers, and when
+   * one matches, one copy of the bytes before it (at most a ring).
+   */
+  pullBarrier(match: (barrier: CheckpointBarrier) => boolean): boolean {
+    if (this.#closedLocally || this.#collecting !== null || this.#ready.length > 0) return false;
+    if (this.ring.priorityPosted()) return false;
+    const isMatch = (q: QueuedFrame) => q.frame?.kind === 'barrier' && match(q.frame);
+    let at = this.#queue.findIndex((q, i) => i >= this.#queueHead && isMatch(q));
+    if (at < 0) {
+      const until = this.ring.scan(
+        (word, payload) =>
+          !isFragment(word) &&
+          frameTag(word) === FRAME_TAG.barrier &&
+          match(decodeControlFrame(FRAME_TAG.barrier, payload) as CheckpointBarrier),
+      );
+      if (until < 0) return false;
+      const queued = this.#queue.length;
+      this.#keeping = true;
+      try {
+        while (this.ring.readIndex !== until) {
+          if (this.ring.tryRead(this.#visit) === 0)
+            throw new ChannelProtocolError(`pulled barrier: frames before read index ${until} are missing`);
+        }
+      } finally {
+        this.#keeping = false;
+      }
+      for (let i = this.#queue.length - 1; i >= queued; i--)
+        if (isMatch(this.#queue[i])) {
+          at = i;
+          break;
+        }
+      if (at < 0)
+        throw new ChannelProtocolError('pulled barrier: the barrier found by the scan was not read');
+    }
+    const barrier = this.#queue[at].frame as CheckpointBarrier;
+    const payloads: Uint8Array[] = [];
+    for (let i = this.#queueHead; i < at; i++) {
+      const q = this.#queue[i];
+      if (q.frame === null && q.tag === FRAME_TAG.records) payloads.push(q.payload);
+    }
+    this.#queue.splice(at, 1);
+    this.#ready.push({
+      barrier: { ...barrier, unaligned: true },
+      overtaken: { payloads, structures: this.#codec.structures },
+    });
+    return true;
+  }
+
   /** Whether a frame (or the close of an un-ended channel) is waiting: i.e. tryRead has work to do. */
   isReady(): boolean {
     if (this.#ready.length > 0 || this.#queueHead < this.#queue.length || this.ring.priorityPosted())

@@ -19,7 +19,7 @@ import {
 import { ChannelReader } from './channel-reader.js';
 import { Doorbell } from './doorbell.js';
 import type { EncodedBatches } from './encoded-batches.js';
-import type { Frame } from './frame.js';
+import type { CheckpointBarrier, Frame } from './frame.js';
 import { RingBuffer } from './ring-buffer.js';
 
 /**
@@ -40,6 +40,11 @@ export interface GateChannel {
    * barriers arrive in order and overtake nothing.
    */
   takeOvertaken?(): EncodedBatches | null;
+  /**
+   * Pulls an in-band barrier matching `match` ahead of the frames before it
+   * (`ChannelReader.pullBarrier`); absent on channels that cannot (remote edges).
+   */
+  pullBarrier?(match: (barrier: CheckpointBarrier) => boolean): boolean;
   /** Ring channels only: their fill is reported and their in-flight bytes are debloated. */
   readonly ring?: RingBuffer;
   /**
@@ -223,6 +228,17 @@ export class InputGate {
       return { channelIndex: i, frame };
     }
     return null;
+  }
+
+  /**
+   * Pulls the first in-band barrier of channel `i` for which `match` holds ahead of the frames
+   * before it (see `ChannelReader.pullBarrier`): the next poll of `i` returns it, unaligned, with
+   * those frames as `overtaken`. False when there is none (or the channel cannot).
+   */
+  pullBarrier(i: number, match: (barrier: CheckpointBarrier) => boolean): boolean {
+    this.#check(i);
+    if (this.#ended[i]) return false;
+    return this.channels[i].pullBarrier?.(match) ?? false;
   }
 
   /** Stops reading channel `i`; its frames stay in its ring (backpressure on its producer). */

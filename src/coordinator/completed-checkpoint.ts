@@ -19,6 +19,14 @@ export interface TaskCheckpointMetrics {
   readonly asyncDurationMs: number;
   /** Bytes persisted for this checkpoint by this task. */
   readonly stateSizeBytes: number;
+  /** Async part waiting for channel state (unaligned: until the last barrier); absent when not measured. */
+  readonly channelStateWaitMs?: number;
+  /** Async part serializing keyed state. */
+  readonly serializeMs?: number;
+  /** Async part writing chunks (channel state encoded, storage commit and fsync). */
+  readonly writeMs?: number;
+  /** Acknowledgement posted by the task → received by the coordinator. */
+  readonly ackDelayMs?: number;
 }
 
 /** A task's acknowledgement: where its state went, and how long it took. */

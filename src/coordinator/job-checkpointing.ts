@@ -36,6 +36,7 @@ import {
 import { DEFAULT_UID_SCHEME, isStatefulOperator } from '../graph/operator-uid.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
+  TaskCheckpointMetrics as TaskAckMetrics,
   TaskCheckpointConfig,
   TaskEvent,
   TaskRestoreState,
@@ -46,7 +47,7 @@ import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { assertNever } from '../util/assert-never.js';
 import { CheckpointCoordinator } from './checkpoint-coordinator.js';
 import { checkpointTypeOf } from './checkpoint-kind.js';
-import type { CompletedCheckpoint } from './completed-checkpoint.js';
+import type { CompletedCheckpoint, TaskCheckpointStats } from './completed-checkpoint.js';
 import { systemCoordinatorClock } from './coordinator-clock.js';
 import {
   type FinalCheckpointEvent,
@@ -174,6 +175,7 @@ export class JobCheckpointing {
                 syncDurationMs: t.syncDurationMs,
                 asyncDurationMs: t.asyncDurationMs,
                 bytes: t.stateSizeBytes,
+                ...subtaskPhasesOf(t),
               })),
             }),
           onAborted: (a) =>
@@ -459,6 +461,7 @@ export class JobCheckpointing {
             syncDurationMs: event.metrics.syncDurationMs,
             asyncDurationMs: event.metrics.asyncDurationMs,
             stateSizeBytes: event.metrics.bytes,
+            ...phasesOf(event.metrics),
           },
         });
         break;
@@ -696,6 +699,30 @@ function warnAboutDefaultUids(client: JobClient): void {
  * closed, or throws synchronously once the execution released its comlink proxy (a checkpoint
  * notification racing the teardown of a failed execution).
  */
+/** The phase split a task's acknowledgement carries (issue 14), with the acknowledgement's own delay. */
+function phasesOf(m: TaskAckMetrics) {
+  return {
+    ...(m.checkpointStartDelayMs !== undefined ? { checkpointStartDelayMs: m.checkpointStartDelayMs } : {}),
+    ...(m.channelStateWaitMs !== undefined ? { channelStateWaitMs: m.channelStateWaitMs } : {}),
+    ...(m.serializeMs !== undefined ? { serializeMs: m.serializeMs } : {}),
+    ...(m.writeMs !== undefined ? { writeMs: m.writeMs } : {}),
+    ...(m.ackSentAt !== undefined
+      ? { ackDelayMs: Math.max(0, performance.timeOrigin + performance.now() - m.ackSentAt) }
+      : {}),
+  };
+}
+
+/** The client's view of {@link phasesOf} (absent fields stay absent: adopted checkpoints have none). */
+function subtaskPhasesOf(t: TaskCheckpointStats) {
+  return {
+    ...(t.checkpointStartDelayMs !== undefined ? { startDelayMs: t.checkpointStartDelayMs } : {}),
+    ...(t.channelStateWaitMs !== undefined ? { channelStateWaitMs: t.channelStateWaitMs } : {}),
+    ...(t.serializeMs !== undefined ? { serializeMs: t.serializeMs } : {}),
+    ...(t.writeMs !== undefined ? { writeMs: t.writeMs } : {}),
+    ...(t.ackDelayMs !== undefined ? { ackDelayMs: t.ackDelayMs } : {}),
+  };
+}
+
 function callTask(call: () => Promise<unknown>): void {
   try {
     void call().catch(() => undefined);

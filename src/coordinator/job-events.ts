@@ -105,4 +105,18 @@ export interface SubtaskCheckpointStats {
   readonly syncDurationMs: number;
   readonly asyncDurationMs: number;
   readonly bytes: number;
+  /**
+   * Where the time went (ms; absent for checkpoints adopted from an earlier run). Trigger → the
+   * subtask's first barrier (a source: the trigger reached it): the trigger's path and the
+   * barrier's travel through the rings. Then come `alignmentDurationMs` and `syncDurationMs`.
+   */
+  readonly startDelayMs?: number;
+  /** Of `asyncDurationMs`: waiting for the channel state (unaligned: the last channel's barrier). */
+  readonly channelStateWaitMs?: number;
+  /** Of `asyncDurationMs`: serializing keyed state. */
+  readonly serializeMs?: number;
+  /** Of `asyncDurationMs`: writing the chunks (channel state encoded, storage commit, fsync). */
+  readonly writeMs?: number;
+  /** Acknowledgement posted by the subtask → received by the coordinator's thread. */
+  readonly ackDelayMs?: number;
 }

@@ -190,6 +190,19 @@ export interface TaskCheckpointMetrics {
   readonly syncDurationMs: number;
   readonly asyncDurationMs: number;
   readonly bytes: number;
+  /**
+   * Where the checkpoint's time went at this task (issue 14), ms: trigger (`barrier.timestamp`)
+   * → first barrier here (or the trigger, for a source): the trigger's path and the barrier's travel.
+   */
+  readonly checkpointStartDelayMs?: number;
+  /** Async part waiting for the channel state to complete (the last barrier of an unaligned checkpoint). */
+  readonly channelStateWaitMs?: number;
+  /** Async part serializing keyed state (in slices between the loop's turns). */
+  readonly serializeMs?: number;
+  /** Async part encoding channel state and writing the chunks (storage commit and fsync included). */
+  readonly writeMs?: number;
+  /** Wall clock (ms since the epoch, fractional) when the acknowledgement was posted. */
+  readonly ackSentAt?: number;
 }
 
 /**

@@ -74,6 +74,13 @@ export const SOURCE_BATCH = 256;
  */
 export const BLOCKING_PARK_MAX_MS = 50;
 
+/**
+ * How often, at most, a task with an alignment timeout scans its input rings for barriers to pull
+ * ahead of their frames (stream-task.ts #pullBarriers): a scan reads two words per frame published
+ * (~500 frames in a full 1 MiB ring), so scanning at every 2 ms yield costs well under 1 %.
+ */
+export const PULL_SCAN_EVERY_MS = 2;
+
 type Command =
   | {
       kind: 'trigger';
@@ -144,6 +151,8 @@ export class StreamTask implements BarrierHandlerActions {
   readonly #checkpointer: SubtaskCheckpointer;
   /** Id of the last checkpoint the barrier handler triggered; -1 before any. Tells the loop a timer switched. */
   #latestTriggered = -1;
+  /** When #pullBarriers last scanned the input rings (performance.now()). */
+  #lastPullScan = -Infinity;
   /** Input watermark of the head, from the valve (gate tasks); only increases. */
   #watermark = -Infinity;
   readonly #valve: WatermarkValve | null;
@@ -452,10 +461,34 @@ export class StreamTask implements BarrierHandlerActions {
    */
   #alignmentTimer(): boolean {
     const h = this.#barrierHandler;
-    if (!h?.onAlignmentTimer || this.#msUntilAlignmentTimeout() > 1) return false;
-    const before = this.#latestTriggered;
-    h.onAlignmentTimer();
-    return this.#latestTriggered !== before;
+    let switched = false;
+    if (h?.onAlignmentTimer && this.#msUntilAlignmentTimeout() <= 1) {
+      const before = this.#latestTriggered;
+      h.onAlignmentTimer();
+      switched = this.#latestTriggered !== before;
+    }
+    return this.#pullBarriers() || switched;
+  }
+
+  /**
+   * The alignment timeout out of band: barriers that a switched checkpoint still waits for, or
+   * that have been on their way for the timeout, are pulled out of the input rings ahead of the
+   * frames before them (those become channel state), instead of waiting until the task has read
+   * its way to them (alignment-timeout-state.ts `barriersToPull`). At most one scan of the rings
+   * per {@link PULL_SCAN_EVERY_MS}. True when a barrier was pulled (the next poll delivers it).
+   */
+  #pullBarriers(): boolean {
+    const gate = this.#o.gate;
+    const h = this.#barrierHandler;
+    if (!gate?.pullBarrier || !h?.barriersToPull) return false;
+    const now = performance.now();
+    if (now - this.#lastPullScan < PULL_SCAN_EVERY_MS) return false;
+    this.#lastPullScan = now;
+    const pull = h.barriersToPull();
+    if (pull === null) return false;
+    let pulled = false;
+    for (const c of pull.channels) if (gate.pullBarrier(c, pull.match)) pulled = true;
+    return pulled;
   }
 
   /** Ms the loop may park before an alignment in progress times out (+1: the clock is in whole ms). */
@@ -671,7 +704,12 @@ export class StreamTask implements BarrierHandlerActions {
   // ---------------------------------------------------------------- outputs
 
   #forward(frame: ControlFrame): void {
-    if (frame.kind === 'barrier' && frame.unaligned && this.#overtakes()) {
+    // A switched checkpoint (alignment timeout) is unaligned from here on: its barrier overtakes too.
+    if (
+      frame.kind === 'barrier' &&
+      frame.unaligned &&
+      (this.#overtakes() || this.#o.checkpointing?.alignmentTimeout !== undefined)
+    ) {
       for (const w of this.#o.outputs) {
         if (w.writeOvertakingBarrier) w.writeOvertakingBarrier(frame);
         else w.writeControl(frame);

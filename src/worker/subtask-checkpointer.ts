@@ -110,13 +110,24 @@ export class SubtaskCheckpointer {
     channelState: Promise<ChannelStateBatch[] | null> | null = null,
   ): void {
     const t0 = performance.now();
+    // Trigger → first barrier here (or the trigger itself): what precedes alignment and snapshot.
+    const checkpointStartDelayMs = Math.max(
+      0,
+      performance.timeOrigin + t0 - barrier.timestamp - alignment.alignmentDurationMs,
+    );
     this.#latestCheckpointId = Math.max(this.#latestCheckpointId, barrier.checkpointId);
     const snapshots: { uid: string; snapshot: OperatorSnapshot }[] = [];
     for (const op of this.#o.operators)
       snapshots.push({ uid: op.uid, snapshot: op.snapshotState(barrier.checkpointId) });
     if (forward) this.#o.forward(barrier);
     const syncDurationMs = performance.now() - t0;
-    const part = this.#persist(barrier.checkpointId, snapshots, alignment, syncDurationMs, channelState);
+    const part = this.#persist(
+      barrier.checkpointId,
+      snapshots,
+      alignment,
+      { syncDurationMs, checkpointStartDelayMs },
+      channelState,
+    );
     this.#asyncParts.add(part);
     void part.finally(() => this.#asyncParts.delete(part));
   }
@@ -165,7 +176,7 @@ export class SubtaskCheckpointer {
     checkpointId: number,
     snapshots: readonly { uid: string; snapshot: OperatorSnapshot }[],
     alignment: AlignmentOutcome,
-    syncDurationMs: number,
+    sync: { readonly syncDurationMs: number; readonly checkpointStartDelayMs: number },
     channelState: Promise<ChannelStateBatch[] | null> | null,
   ): Promise<void> {
     const t0 = performance.now();
@@ -173,6 +184,9 @@ export class SubtaskCheckpointer {
     let bytes = 0;
     // Unaligned: the snapshot is complete only once every channel delivered the barrier.
     const channelBatches = channelState ? await channelState : null;
+    const channelStateWaitMs = performance.now() - t0;
+    let serializeMs = 0;
+    let writeMs = 0;
     if (channelState && channelBatches === null) {
       // Aborted while recording: abortCheckpoint already declined (or an upstream task did).
       for (const { snapshot } of snapshots) snapshot.keyedState?.release();
@@ -190,13 +204,16 @@ export class SubtaskCheckpointer {
           let keyedChunks: KeyedChunk[] = [];
           if (keyed) {
             this.#serializing++;
+            const s0 = performance.now();
             try {
               keyedChunks = [...(await keyed.serialize())];
             } finally {
               this.#serializing--;
+              serializeMs += performance.now() - s0;
             }
           }
           const shared = keyed?.sharedChunks ?? [];
+          const w0 = performance.now();
           // Channel state goes with the head operator (the one the replayed records enter).
           if (i === 0 && channelBatches && channelBatches.length > 0) {
             keyedChunks.push({
@@ -211,6 +228,7 @@ export class SubtaskCheckpointer {
             await snapshot.operatorState,
             keyedChunks,
           );
+          writeMs += performance.now() - w0;
           // Before the acknowledgement: the backend's next delta builds on these handles.
           // (Channel state is never a base: it belongs to this checkpoint alone.)
           keyed?.persisted?.(written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK));
@@ -239,9 +257,14 @@ export class SubtaskCheckpointer {
       metrics: {
         alignmentDurationMs: alignment.alignmentDurationMs,
         ...(alignment.switchedToUnaligned ? { switchedToUnaligned: true } : {}),
-        syncDurationMs,
+        syncDurationMs: sync.syncDurationMs,
         asyncDurationMs: performance.now() - t0,
         bytes,
+        checkpointStartDelayMs: sync.checkpointStartDelayMs,
+        channelStateWaitMs,
+        serializeMs,
+        writeMs,
+        ackSentAt: performance.timeOrigin + performance.now(),
       },
     });
   }

@@ -18,6 +18,8 @@ export interface TaskInputGate {
   } | null;
   block(channelIndex: number): void;
   unblock(channelIndex: number): void;
+  /** Pulls a matching in-band barrier ahead of the channel's frames (input-gate.ts); optional. */
+  pullBarrier?(channelIndex: number, match: (barrier: CheckpointBarrier) => boolean): boolean;
   readonly allEnded: boolean;
   /** Parks until a channel has something, `wake()`, or `timeoutMs` elapsed. */
   waitAsync(timeoutMs?: number): Promise<void>;
@@ -73,4 +75,12 @@ export interface TaskBarrierHandler {
    */
   msUntilAlignmentTimeout?(): number;
   onAlignmentTimer?(): void;
+  /**
+   * Alignment timeout: the in-band barriers to pull ahead of their rings' frames now, and where
+   * (alignment-timeout-state.ts `barriersToPull`); null when none.
+   */
+  barriersToPull?(): {
+    readonly channels: readonly number[];
+    readonly match: (barrier: CheckpointBarrier) => boolean;
+  } | null;
 }

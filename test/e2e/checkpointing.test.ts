@@ -4,7 +4,12 @@
  * with exactly the output it would have had without the failure.
  */
 import { describe, expect, it } from 'vitest';
-import { JobFailedError, type JobOptions, startJob } from '../../dist/index.js';
+import {
+  type CompletedCheckpointStats,
+  JobFailedError,
+  type JobOptions,
+  startJob,
+} from '../../dist/index.js';
 import { expectedSums, finalByKey, fixture, threadCount, threadCountSettles } from './helpers.js';
 
 const N = 6000;
@@ -22,6 +27,30 @@ async function run(failure: string, { at, ...options }: JobOptions & { at?: numb
   });
   const result = await client.done;
   return { result, restoredFrom, sums: result.sinks.sums as { key: number; sum: number; count: number }[] };
+}
+
+/**
+ * Every subtask's phase split (issue 14) is there and adds up: the async part's named phases fit
+ * in it (one thread's clock), and trigger → first barrier → alignment → sync → async → the
+ * acknowledgement's arrival fits in the checkpoint's duration (trigger → last acknowledgement;
+ * 5 ms for the whole-ms trigger timestamp and the threads' clocks).
+ */
+function expectPhases(checkpoints: readonly CompletedCheckpointStats[]): void {
+  for (const c of checkpoints) {
+    for (const t of c.subtasks) {
+      const phases = [t.startDelayMs, t.channelStateWaitMs, t.serializeMs, t.writeMs, t.ackDelayMs];
+      expect(
+        phases.every((p) => typeof p === 'number' && p >= 0),
+        `${c.checkpointId} ${t.task}`,
+      ).toBe(true);
+      expect(t.channelStateWaitMs! + t.serializeMs! + t.writeMs!).toBeLessThanOrEqual(
+        t.asyncDurationMs + 0.01,
+      );
+      const total =
+        t.startDelayMs! + t.alignmentDurationMs + t.syncDurationMs + t.asyncDurationMs + t.ackDelayMs!;
+      expect(total, `${c.checkpointId} ${t.task}`).toBeLessThanOrEqual(c.durationMs + 5);
+    }
+  }
 }
 
 describe('exactly-once under failure', () => {
@@ -48,6 +77,7 @@ describe('exactly-once under failure', () => {
         for (const [key, e] of expectedSums(N, KEYS)) expect(finals.get(key)).toEqual({ key, ...e });
         expect(result.checkpoints.length).toBeGreaterThan(0);
         expect(result.checkpoints.every((c) => c.durationMs >= 0 && c.bytes > 0)).toBe(true);
+        expectPhases(result.checkpoints);
       },
     );
   }

@@ -183,6 +183,27 @@ function afterAligned(
 }
 
 /** Savepoints stay aligned. */
+/**
+ * Which in-band barriers the task should pull ahead of the frames queued before them in its input
+ * rings, and on which channels (null: none). Only a switched checkpoint (`recording`) pulls: its
+ * barrier on every channel still recorded. Waiting for those channels to drain up to their
+ * barrier is what kept a switched checkpoint pending; pulled (ChannelReader.pullBarrier), the
+ * barrier overtakes, the records before it becoming channel state as for an unaligned barrier.
+ * Before the switch barriers travel in band, as aligned ones do. (Pulling, as Flink does, any
+ * barrier whose trigger is older than the timeout would also cut the first barrier's wait behind a
+ * full ring, but it switches checkpoints that are merely slow under load; not done.)
+ */
+export interface BarrierPull {
+  readonly channels: readonly number[];
+  readonly match: (barrier: CheckpointBarrier) => boolean;
+}
+
+export function barriersToPull(state: TimeoutAlignmentState): BarrierPull | null {
+  if (state.state !== 'recording') return null;
+  const id = state.barrier.checkpointId;
+  return { channels: [...state.recording], match: (b) => b.checkpointId === id };
+}
+
 function switchable(barrier: CheckpointBarrier): boolean {
   return barrier.checkpointType === 'checkpoint';
 }

@@ -15,6 +15,8 @@ import { assertNever } from '../../util/assert-never.js';
 import type { BarrierHandlerOptions } from './aligning-barrier-handler.js';
 import {
   alignmentDeadline,
+  type BarrierPull,
+  barriersToPull,
   initialTimeoutAlignmentState,
   type TimeoutAlignmentState,
   type TimeoutAlignmentTransition,
@@ -78,6 +80,11 @@ export class AlternatingBarrierHandler implements BarrierHandler {
   onAlignmentTimer(): void {
     if (alignmentDeadline(this.#state, this.#timeoutMs) === Infinity) return;
     this.#apply(timeoutOnTimer(this.#state, this.#clock.now(), this.#timeoutMs));
+  }
+
+  /** In-band barriers worth pulling ahead of the ring's frames now (see {@link barriersToPull}). */
+  barriersToPull(): BarrierPull | null {
+    return barriersToPull(this.#state);
   }
 
   /** Ms until the alignment in progress times out (0 when overdue); Infinity when none is aligning. */

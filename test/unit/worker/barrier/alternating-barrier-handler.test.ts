@@ -36,6 +36,28 @@ const unalignedBarrier = (id: number): CheckpointBarrier => ({ ...barrier(id), u
 const savepointBarrier = (id: number): CheckpointBarrier => ({ ...barrier(id), checkpointType: 'savepoint' });
 
 describe('AlternatingBarrierHandler: scripted', () => {
+  it('after the switch, pulls the barriers the checkpoint still waits for out of band; the pulled ones complete it', () => {
+    const { actions, clock, h } = handler(3);
+    clock.nowMs = 1000;
+    expect(h.barriersToPull()).toBeNull(); // nothing aligning
+    h.onBarrier(0, barrier(1, 990));
+    expect(h.barriersToPull()).toBeNull(); // aligning in band, not timed out: barriers stay in band
+    clock.nowMs = 1100;
+    h.onAlignmentTimer();
+    expect(actions.take()).toEqual(['block 0', 'trigger 1', 'start 1 [1,2]', 'unblock 0']);
+    const pull = h.barriersToPull()!;
+    expect(pull.channels).toEqual([1, 2]);
+    expect(pull.match(barrier(1))).toBe(true);
+    expect(pull.match(barrier(2))).toBe(false);
+    // A pulled barrier arrives marked unaligned: it stops that channel's recording like any other.
+    h.onBarrier(1, unalignedBarrier(1));
+    expect(actions.take()).toEqual(['stop 1 1']);
+    expect(h.barriersToPull()!.channels).toEqual([2]);
+    h.onBarrier(2, unalignedBarrier(1));
+    expect(actions.take()).toEqual(['stop 1 2', 'finish 1']);
+    expect(h.barriersToPull()).toBeNull();
+  });
+
   it('aligns until the timeout, then triggers unaligned, records the open channels and unblocks', () => {
     const { actions, clock, h } = handler(3);
     clock.nowMs = 1000;
