@@ -20,6 +20,15 @@
  * takes the next checkpoint as a savepoint (barriers typed `savepoint`) and, once it committed,
  * triggers nothing more — no periodic checkpoint, no final one — so no sink commits output the
  * savepoint does not cover (as `JobCheckpointing.savepoint` does for a job of one process).
+ *
+ * Delivery: the subjects are core NATS (at most once). Every handler is idempotent, so the same
+ * facts may also arrive from a member's heartbeat report (run-status.ts), which repeats `ready`,
+ * `ended`, `done` and `failed` until the run ends; a lost `ack` or `decline` costs its checkpoint
+ * (timed out, the next one follows). The other way, `complete` is also read from the committed
+ * `checkpoint` record and `fail` from the committed `outcome` record by every member
+ * (run-control.ts). A member that leaves the cluster gracefully (`left`, seen in the membership)
+ * before its part ended fails the run: its `failed` was lost, or it was cancelled. After a
+ * savepoint committed the members stop: a leave then fails nothing.
  */
 
 import {
@@ -27,6 +36,7 @@ import {
   calculateCheckpointPlan,
   lateTriggersOnInputEnd,
 } from '../coordinator/checkpoint-plan.js';
+import type { FailureKind } from '../errors.js';
 import type { TaskSnapshotHandles } from '../protocol/task-deployment.js';
 import type { SavepointCoordinatorMessage, SavepointMemberMessage } from './cluster-savepoint.js';
 
@@ -49,7 +59,15 @@ export type MemberMessage =
     }
   | { readonly type: 'ended'; readonly member: string; readonly task: string }
   | { readonly type: 'done'; readonly member: string }
-  | { readonly type: 'failed'; readonly member: string; readonly message: string }
+  | {
+      readonly type: 'failed';
+      readonly member: string;
+      readonly message: string;
+      /** The failure's kind (errors.ts); a `fatal` one is never restarted. Default `task`. */
+      readonly kind?: FailureKind;
+    }
+  /** Not on the wire: the membership saw the member delete its key (a graceful leave). */
+  | { readonly type: 'left'; readonly member: string }
   /** Stop-with-savepoint's messages (cluster-savepoint.ts). */
   | SavepointMemberMessage;
 
@@ -107,6 +125,11 @@ export interface ClusterCheckpointsOptions {
   readonly onFailed: (message: string) => void;
   /** Every member finished after the final checkpoint. */
   readonly onFinished: () => void;
+  /**
+   * A member's execution failed by itself (once per member): the caller decides between a restart
+   * and failing the job (its restart strategy). Without it, the job fails.
+   */
+  readonly onMemberFailed?: (member: string, message: string, kind: FailureKind) => void;
   readonly now?: () => number;
 }
 
@@ -131,11 +154,13 @@ export class ClusterCheckpoints {
   #pending: Pending | null = null;
   #nextId = 1;
   #finalCompleted = false;
+  #finished = false;
   #failed = false;
   /** A savepoint was asked for and not yet triggered, or is pending: settled when it commits or aborts. */
   #savepoint: { resolve(r: ClusterCheckpointRecord): void; reject(e: Error): void } | null = null;
   /** A savepoint committed: nothing is triggered any more (the job stops). */
   #stopping = false;
+  readonly #memberFailed = new Set<string>();
   /** Completed checkpoint ids, in order. */
   readonly completed: number[] = [];
 
@@ -216,11 +241,34 @@ export class ClusterCheckpoints {
       }
       case 'done':
         this.#done.add(m.member);
-        if (this.#finalCompleted && this.#done.size === this.#o.members.length) this.#o.onFinished();
+        this.#maybeFinished();
         return;
-      case 'failed':
-        this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
+      case 'failed': {
+        if (this.#memberFailed.has(m.member)) return;
+        this.#memberFailed.add(m.member);
+        if (this.#o.onMemberFailed) this.#o.onMemberFailed(m.member, m.message, m.kind ?? 'task');
+        else this.fail(`instance ${m.member} failed: ${m.message}`, m.member);
         return;
+      }
+      case 'left': {
+        if (this.#done.has(m.member) || !this.#o.members.includes(m.member)) return;
+        // A savepoint committed: every member stops (cluster-savepoint.ts), a leave is part of it.
+        if (this.#stopping) return;
+        const p = this.#pending;
+        // After every task acknowledged the final checkpoint its tasks only wait for `complete`
+        // (which they may read from the committed record before this commit returns): the member
+        // finished, its `done` was lost or overtaken by its leave.
+        if (this.#finalCompleted || (p?.final === true && p.committing)) {
+          this.#done.add(m.member);
+          this.#maybeFinished();
+          return;
+        }
+        this.fail(
+          `instance ${m.member} left the cluster before its part of the run ended (cancelled, or its failure report was lost)`,
+          m.member,
+        );
+        return;
+      }
       case 'savepoint':
       case 'stopped':
         return; // cluster-savepoint.ts
@@ -229,6 +277,12 @@ export class ClusterCheckpoints {
         throw new Error(`unknown member message ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  #maybeFinished(): void {
+    if (this.#finished || !this.#finalCompleted || this.#done.size < this.#o.members.length) return;
+    this.#finished = true;
+    this.#o.onFinished();
   }
 
   /** The periodic tick: triggers a checkpoint when none is pending, aborts one past its timeout. */
@@ -278,9 +332,18 @@ export class ClusterCheckpoints {
     this.#savepoint = null;
   }
 
-  /** Fails the job on every member (once). */
+  /**
+   * A member was lost (timed out) after the final checkpoint completed: nothing to wait for and
+   * nothing to restart, so the job fails, unless it had reported `done` (or the job finished).
+   */
+  memberLost(member: string, message: string): void {
+    if (this.#done.has(member) || this.#finished) return;
+    this.fail(message, member);
+  }
+
+  /** Fails the job on every member (once; not after it finished). */
   fail(message: string, member = 'coordinator'): void {
-    if (this.#failed) return;
+    if (this.#failed || this.#finished) return;
     this.#failed = true;
     this.#savepoint?.reject(new Error(`no savepoint: ${message}`));
     this.#savepoint = null;
@@ -376,7 +439,7 @@ export class ClusterCheckpoints {
     } else if (this.#savepoint) this.#trigger(false, true);
     else if (p.final) {
       this.#finalCompleted = true;
-      if (this.#done.size === this.#o.members.length) this.#o.onFinished();
+      this.#maybeFinished();
     } else this.#maybeFinal();
   }
 }

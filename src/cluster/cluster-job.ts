@@ -16,8 +16,13 @@
  * 5. The job ends when every instance's tasks finished after the final checkpoint. A member of
  *    the assignment that times out, or the coordinator losing its lease, ends the run: the
  *    survivors restart over the live members from the last committed checkpoint (a new run, new
- *    flow names). A task's own failure or a cancel fails the job on every instance.
- * 6. Stop-with-savepoint from any instance, and `restoreFrom` (a savepoint or retained checkpoint
+ *    flow names). A task's own failure is reported to the coordinator, which restarts the run the
+ *    same way or fails the job, as the restart strategy says (cluster-failover.ts); a cancel fails
+ *    the job on every instance.
+ * 6. No control message is trusted to arrive (core NATS is at most once): members repeat their
+ *    reports in their heartbeats (run-status.ts), and read the coordinator's committed records
+ *    back (run-control.ts).
+ * 7. Stop-with-savepoint from any instance, and `restoreFrom` (a savepoint or retained checkpoint
  *    directory): cluster-savepoint.ts and cluster-restore.ts; this loop only routes to them.
  *
  * `JobResult.sinks` of an instance holds what ITS sink subtasks delivered; the job's output is the
@@ -34,9 +39,11 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { LogLevel } from '../api/logger.js';
 import type { CompletedCheckpointStats } from '../coordinator/job-events.js';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
+import { createRestartStrategy } from '../coordinator/restart-strategy.js';
+import { failureKindOf } from '../coordinator/restore-planning.js';
 import { type DeployedTask, Execution, type ExecutionOutcome, TaskPool } from '../coordinator/scheduler.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
-import { ClusterError, TaskFailureError } from '../errors.js';
+import { ClusterError, type FailureKind, JobFailedError, TaskFailureError } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
@@ -47,6 +54,7 @@ import type {
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import { assertNever } from '../util/assert-never.js';
 import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
 import {
   type ClusterCheckpointRecord,
@@ -55,6 +63,7 @@ import {
   type MemberMessage,
 } from './cluster-checkpoints.js';
 import { type ClusterConnection, openCluster } from './cluster-connection.js';
+import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import {
@@ -73,8 +82,18 @@ import {
 import { CoordinatorLease } from './coordinator-lease.js';
 import { watchJoiners } from './join-watcher.js';
 import { publishMemberStatus } from './member-status.js';
+import {
+  type ClusterJobOutcome,
+  initialRunControl,
+  noteComplete,
+  type RunControlAction,
+  reconcileRunControl,
+} from './run-control.js';
+import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
+/** The committed failure of the job (run-control.ts `ClusterJobOutcome`). */
+export const OUTCOME_KEY = 'outcome';
 
 /**
  * The job client as its cluster run sees it. Structural on purpose: the client imports this module
@@ -118,6 +137,19 @@ interface PublishedAssignment extends ClusterAssignment {
   readonly restore: { readonly checkpointId: number; readonly dir?: string } | null;
   /** The first checkpoint id of this run (ids keep increasing over restarts). */
   readonly nextCheckpointId: number;
+  /** Restarts the restart strategy granted so far (after tasks' own failures; cluster-failover.ts). */
+  readonly taskRestarts?: number;
+}
+
+/** How the previous run of this instance ended, for the lease holder's next assignment. */
+interface PreviousRun {
+  readonly assignment: PublishedAssignment;
+  /**
+   * `restart`: a member timed out or the coordinator lost its lease (reassign at once);
+   * `decided`: ended by a member's own failure: reassign only once the coordinator's decision
+   * granted a restart (`restartGranted`) or the lease changed hands (the deciding coordinator is gone).
+   */
+  readonly ended: 'restart' | 'decided';
 }
 
 const encoder = new TextEncoder();
@@ -171,10 +203,14 @@ export async function runClusterInstance(
     lease.start();
     conn = await openCluster(cluster, { create: true, role: `${id}:job` });
     log('info', { instance: id }, 'joined; waiting for the assignment');
-    let previous: PublishedAssignment | null = null;
+    const strategy = createRestartStrategy(o.restartStrategy);
+    /** The restart this instance granted as coordinator, for the run that failed. */
+    let restartGranted: { run: string; notBefore: number } | null = null;
+    let previous: PreviousRun | null = null;
     // Past every checkpoint whose metadata the shared directory holds (an earlier job's too): a
     // checkpoint id is never reused in one directory.
     let nextCheckpointId = storage.nextCheckpointId();
+    const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
     for (;;) {
       const awaited = await awaitAssignment(
         client,
@@ -185,6 +221,7 @@ export async function runClusterInstance(
         conn,
         log,
         previous,
+        () => restartGranted,
         nextCheckpointId,
         () => decideClusterRestore(client.plan, o, cluster.checkpointDir),
       );
@@ -208,6 +245,13 @@ export async function runClusterInstance(
       const send = (subject: string, m: MemberMessage | CoordinatorMessage) =>
         nc.publish(subject, encoder.encode(JSON.stringify(m)));
       const up = (m: MemberMessage) => send(subjects.up, m);
+      // This member's report of the run, repeated with every heartbeat (run-status.ts).
+      let status: MemberRunStatus = initialRunStatus(assignment.run);
+      const report = (next: MemberRunStatus) => {
+        status = next;
+        return membership.setRunStatus(next);
+      };
+      void report(status);
 
       // The coordinator side (the instance that published the assignment).
       let coordinatorDone: Promise<void> = Promise.resolve();
@@ -216,8 +260,10 @@ export async function runClusterInstance(
       let stopWatchingJoiners = () => {};
       let execution: Execution | null = null;
       let failure = null as string | null;
-      /** The failure is a member that timed out: restart over the live members. */
+      /** The failure is a member that timed out or a restart: restart over the live members. */
       let restartable = false;
+      /** The job failed (told by the coordinator, or read from the committed outcome). */
+      let jobFailed: ClusterJobOutcome | null = null;
       const failLocal = (message: string) => {
         failure ??= message;
         execution?.fail(
@@ -226,6 +272,21 @@ export async function runClusterInstance(
           }),
         );
       };
+      const restartLocal = (reason: string) => {
+        if (failure === null) restartable = true;
+        failLocal(reason);
+      };
+      const failJob = (outcome: ClusterJobOutcome) => {
+        jobFailed ??= outcome;
+        failLocal(outcome.message);
+      };
+      const outcomeOf = (message: string, reason: ClusterJobOutcome['reason']): ClusterJobOutcome => ({
+        lineage: assignment.lineage,
+        run: assignment.run,
+        message,
+        reason,
+        restarts: assignment.attempt,
+      });
       if (assignment.coordinator === id) {
         const activeLease = lease;
         let finished!: () => void;
@@ -233,6 +294,13 @@ export async function runClusterInstance(
           finished = resolve;
         });
         const allTasks = Object.keys(assignment.tasks);
+        // The job's end is committed before it is told (`fail` is at most once; run-control.ts).
+        const endJob = async (outcome: ClusterJobOutcome) => {
+          await activeLease
+            .commit(OUTCOME_KEY, JSON.stringify(outcome))
+            .catch((e) => log('warn', { err: (e as Error).message }, 'job outcome not committed'));
+          failJob(outcome);
+        };
         const cp = new ClusterCheckpoints({
           run: assignment.run,
           lineage: assignment.lineage,
@@ -253,8 +321,31 @@ export async function runClusterInstance(
             log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
           },
           onFailed: (message) => {
-            failLocal(message);
-            finished();
+            void endJob(outcomeOf(message, 'fatal-error')).then(() => finished());
+          },
+          onMemberFailed: (member, message, kind) => {
+            catchUpRestarts(strategy, assignment.taskRestarts ?? 0, Date.now());
+            const d = decideMemberFailure(kind, strategy, Date.now());
+            const what = `instance ${member} failed: ${message.split('\n')[0]}`;
+            if (d.kind === 'restart') {
+              cp.stop();
+              restartGranted = { run: assignment.run, notBefore: Date.now() + d.delayMs };
+              const reason = `${what}; restart ${d.attempt} of the restart strategy in ${d.delayMs} ms`;
+              log('warn', { member, delayMs: d.delayMs }, reason);
+              send(subjects.ctl, { type: 'restart', reason });
+              restartLocal(reason);
+              finished();
+              return;
+            }
+            const first =
+              d.reason === 'fatal-error'
+                ? `job failed with a fatal error (not restarted; restarting cannot fix it) after ${assignment.attempt} restart(s): ${what}`
+                : `job failed after ${assignment.attempt} restart(s): ${what}`;
+            cp.stop();
+            void endJob(outcomeOf(first, d.reason)).then(() => {
+              send(subjects.ctl, { type: 'fail', member: 'coordinator', message: first });
+              finished();
+            });
           },
           onFinished: () => finished(),
         });
@@ -291,7 +382,18 @@ export async function runClusterInstance(
           },
         });
         if (tick) clearInterval(tick);
-        tick = setInterval(() => cp.tick(), Math.max(10, c.interval));
+        tick = setInterval(
+          () => {
+            // What a lost `up` message said, from the members' heartbeat reports (idempotent).
+            for (const m of membership.members()) {
+              const r = m.record.run;
+              if (r?.run === assignment.run)
+                for (const msg of runStatusMessages(m.record.instanceId, r)) cp.onMessage(msg);
+            }
+            cp.tick();
+          },
+          Math.max(10, c.interval),
+        );
       }
 
       // The member side: relay the coordinator's messages to this instance's tasks.
@@ -313,6 +415,23 @@ export async function runClusterInstance(
           // proxy released: the execution ended
         }
       };
+      let control = initialRunControl;
+      const act = (a: RunControlAction | null) => {
+        if (a === null) return;
+        switch (a.kind) {
+          case 'complete':
+            for (const t of byKey.values()) call(() => t.control.notifyCheckpointComplete(a.checkpointId));
+            return;
+          case 'restart':
+            restartLocal(a.reason);
+            return;
+          case 'fail':
+            failJob(a.outcome);
+            return;
+          default:
+            return assertNever(a, 'run control action');
+        }
+      };
       subs.push(
         nc.subscribe(subjects.ctl, {
           callback: (_e, msg) => {
@@ -325,19 +444,26 @@ export async function runClusterInstance(
                   if (t) call(() => t.control.triggerCheckpoint(m.checkpointId, m.timestamp, type, m.final));
                 }
                 return;
-              case 'complete':
-                for (const t of byKey.values())
-                  call(() => t.control.notifyCheckpointComplete(m.checkpointId));
+              case 'complete': {
+                const c = noteComplete(control, m.checkpointId);
+                control = c.next;
+                act(c.action);
                 return;
+              }
               case 'abort':
                 for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
                 return;
               case 'restart':
-                if (failure === null) restartable = true;
-                failLocal(m.reason);
+                restartLocal(m.reason);
                 return;
               case 'fail':
-                if (m.member !== id) failLocal(`instance ${m.member} failed: ${m.message}`);
+                if (m.member !== id)
+                  failJob(
+                    outcomeOf(
+                      m.member === 'coordinator' ? m.message : `instance ${m.member} failed: ${m.message}`,
+                      'restarts-exhausted',
+                    ),
+                  );
                 return;
               case 'stop':
               case 'stopped-all':
@@ -345,27 +471,58 @@ export async function runClusterInstance(
                 stop.onControl(m);
                 host.savepoints.onControl(m);
                 return;
-              default: {
-                const unreachable: never = m;
-                throw new Error(`unknown coordinator message ${JSON.stringify(unreachable)}`);
-              }
+              default:
+                return assertNever(m, 'coordinator message');
             }
           },
         }),
       );
       await nc.flush();
+      // The same messages read back from the committed records (run-control.ts), for those lost.
+      let reading = false;
+      const controlTimer = setInterval(() => {
+        if (reading || execution === null) return;
+        reading = true;
+        void readControlFacts(conn!)
+          .then((facts) => {
+            const r = reconcileRunControl(control, {
+              ...facts,
+              self: id,
+              run: assignment.run,
+              lineage: assignment.lineage,
+              coordinator: assignment.coordinator,
+              leaseHeld: lease!.epoch !== undefined,
+            });
+            control = r.next;
+            for (const a of r.actions) act(a);
+          })
+          .catch((e) => log('warn', { err: (e as Error).message }, 'reading the run control records'))
+          .finally(() => {
+            reading = false;
+          });
+      }, period);
       // A member of the assignment that times out (died, paused, cut off) ends this run; the
       // survivors restart over the live members from the last committed checkpoint. A graceful
-      // leave (`left`) is a member whose part ended: finished after the final checkpoint, or failed,
-      // which it reported as `failed` first.
+      // leave (`left`) is a member whose part ended: the coordinator counts it done, or fails the
+      // run when it left before its part ended (cluster-checkpoints.ts).
+      let ownFinished = false;
       const onLeave = ({ instanceId, reason }: { instanceId: string; reason: string }) => {
-        if (reason === 'timeout' && assignment.members.includes(instanceId) && instanceId !== id) {
-          if (failure === null) {
-            // Logged at the moment of detection (bench/cluster/takeover.mjs times it).
+        if (!assignment.members.includes(instanceId) || instanceId === id) return;
+        if (reason !== 'timeout') checkpoints?.onMessage({ type: 'left', member: instanceId });
+        // The coordinator's own tasks finished and it waits for the others' `done`: a member that
+        // dies now cannot be waited for (its sinks' commit of the final checkpoint is unknown).
+        else if (ownFinished)
+          checkpoints?.memberLost(
+            instanceId,
+            `instance ${instanceId} timed out after the final checkpoint, before it reported done: its sinks may not have committed it`,
+          );
+        else {
+          // Logged at the moment of detection (bench/cluster/takeover.mjs times it).
+          if (failure === null)
             log('warn', { instance: instanceId, run: assignment.run }, 'member timed out');
-            restartable = true;
-          }
-          failLocal(`instance ${instanceId} left the cluster (${reason}); restarting over the live members`);
+          restartLocal(
+            `instance ${instanceId} left the cluster (${reason}); restarting over the live members`,
+          );
         }
       };
       membership.on('leave', onLeave);
@@ -376,8 +533,7 @@ export async function runClusterInstance(
         checkpoints?.stop();
         const reason = `the coordinator lost its lease: ${e.message}`;
         send(subjects.ctl, { type: 'restart', reason });
-        if (failure === null) restartable = true;
-        failLocal(reason);
+        restartLocal(reason);
       };
       lease.on('lost', onLost);
 
@@ -418,6 +574,7 @@ export async function runClusterInstance(
             case 'running':
               if (++running === local.size) {
                 up({ type: 'ready', member: id });
+                void report({ ...status, ready: true });
                 log('info', { attempt }, 'tasks running');
               }
               break;
@@ -442,6 +599,7 @@ export async function runClusterInstance(
               break;
             case 'input-ended':
               up({ type: 'ended', member: id, task: task.key });
+              void report({ ...status, ended: [...status.ended, task.key] });
               break;
             default:
               break;
@@ -455,7 +613,10 @@ export async function runClusterInstance(
       client.emit('deployed', { attempt, restoredFrom: assignment.restore?.checkpointId });
       log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
       // A member with nothing assigned is ready at once.
-      if (local.size === 0) up({ type: 'ready', member: id });
+      if (local.size === 0) {
+        up({ type: 'ready', member: id });
+        void report({ ...status, ready: true });
+      }
       host.savepoints.attach(id, up);
       const stopStatus = publishMemberStatus({
         members: conn.members,
@@ -467,52 +628,70 @@ export async function runClusterInstance(
         onError: (e) => log('warn', { err: e.message }, 'member status'),
       });
       const outcome: ExecutionOutcome = await ex.done;
+      clearInterval(controlTimer);
       stopWatchingJoiners();
       await stopStatus();
-      membership.off('leave', onLeave);
       lease.off('lost', onLost);
       savepoints?.close();
       if (stop.savepoint) {
         // Stopped with a savepoint: whatever the outcome of the cancel (a task may fail on a
         // flow whose other end was cancelled first), the savepoint exists and is committed.
+        membership.off('leave', onLeave);
         checkpoints?.stop();
         host.savepoints.end('the job stopped with a savepoint');
         await nc.flush().catch(() => undefined);
         return { stopped: stop.savepoint, restarts: attempt };
       }
+      // A failed run may be followed by another (a restart; after a task's own failure as the
+      // coordinator decides): the next run attaches again.
       host.savepoints.detach(
-        outcome.state === 'failed' && restartable ? 'the run restarted' : 'the job ended',
+        outcome.state === 'failed' && jobFailed === null ? 'the run ended; it may restart' : 'the job ended',
       );
       if (outcome.state === 'finished') {
+        ownFinished = true;
         up({ type: 'done', member: id });
+        // Written before this instance leaves (a deleted key carries no report).
+        await report({ ...status, done: true });
         await nc.flush();
-        await coordinatorDone;
+        // The coordinator still counts the others' leaves meanwhile (cluster-checkpoints.ts `left`).
+        await coordinatorDone.finally(() => membership.off('leave', onLeave));
+        if (jobFailed !== null) throw jobFailedError(jobFailed, undefined);
         if (failure !== null) throw new ClusterError(cluster.name, 'running the job', failure);
         return { metrics: outcome.metrics, restarts: attempt };
       }
+      membership.off('leave', onLeave);
       if (outcome.state === 'cancelled') {
-        up({ type: 'failed', member: id, message: 'cancelled' });
+        const failed = { message: 'cancelled', kind: 'fatal' as const };
+        up({ type: 'failed', member: id, ...failed });
+        await report({ ...status, failed });
         checkpoints?.fail(`instance ${id} was cancelled`);
         return null;
       }
-      if (restartable) {
-        // Every survivor sees the member time out and comes here; the lease holder reassigns over
-        // the live members, restoring the last committed checkpoint.
-        if (checkpoints) nextCheckpointId = checkpoints.nextId;
+      if (jobFailed !== null) throw jobFailedError(jobFailed, outcome.error);
+      if (checkpoints) nextCheckpointId = Math.max(nextCheckpointId, checkpoints.nextId);
+      if (!restartable) {
+        if (failure !== null) throw outcome.error;
+        // This instance's own failure (a task's error): the coordinator decides between a restart
+        // over the live members and failing the job (its restart strategy); wait for its next
+        // assignment or the job's committed outcome (awaitAssignment). Reported twice: the message,
+        // and the heartbeat report until the next run.
+        const kind: FailureKind = failureKindOf(outcome.error);
+        const failed = { message: outcome.error.message.split('\n')[0], kind };
+        log('warn', { err: failed.message, kind }, 'task failed; the coordinator decides');
+        up({ type: 'failed', member: id, ...failed });
+        checkpoints?.onMessage({ type: 'failed', member: id, ...failed });
+        await report({ ...status, failed });
+        await nc.flush().catch(() => undefined);
+        previous = { assignment, ended: 'decided' };
+      } else {
+        // Every survivor sees the member time out (or the restart) and comes here; the lease
+        // holder reassigns over the live members, restoring the last committed checkpoint.
         checkpoints?.stop();
-        previous = assignment;
-        for (const s of subs.splice(0)) s.unsubscribe();
+        previous = { assignment, ended: 'restart' };
         log('warn', { attempt: attempt + 1, err: failure }, 'restarting over the live members');
-        client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
-        continue;
       }
-      // Tell the others (unless they told us).
-      if (failure === null || !failure.startsWith('instance ')) {
-        up({ type: 'failed', member: id, message: outcome.error.message });
-        checkpoints?.fail(`instance ${id} failed: ${outcome.error.message}`);
-      }
-      await nc.flush().catch(() => undefined);
-      throw outcome.error;
+      for (const s of subs.splice(0)) s.unsubscribe();
+      client.emit('restarting', { attempt: attempt + 1, delayMs: 0, cause: outcome.error });
     }
   } finally {
     if (tick) clearInterval(tick);
@@ -535,6 +714,12 @@ export async function runClusterInstance(
  * the job it joined ended (its final checkpoint committed) before it was given a share. An
  * assignment whose members are not all live, of a run this instance never saw running, is stale
  * (an earlier run of the cluster name) and ignored.
+ *
+ * After a run (`previous`): the job's committed outcome ends the wait (the job failed); the lease
+ * holder assigns the next run at once after a restart (`ended: 'restart'`, also a joined run),
+ * after a member's own failure only once its restart strategy granted it (`granted()`, after the
+ * strategy's delay), or when the lease changed hands since the previous run (its coordinator, who
+ * would decide, is gone).
  */
 async function awaitAssignment(
   client: JobClient,
@@ -544,21 +729,27 @@ async function awaitAssignment(
   lease: CoordinatorLease,
   conn: ClusterConnection,
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
-  previousRun: PublishedAssignment | null,
+  previousRun: PreviousRun | null,
+  granted: () => { readonly run: string; readonly notBefore: number } | null,
   nextCheckpointId: number,
   initialRestore: () => DirectoryRestore | null,
 ): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null } | 'finished'> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
+  let previous = previousRun?.assignment ?? null;
+  let ended = previousRun?.ended ?? 'restart';
   let upstream: Upstream | null = null;
-  let previous = previousRun;
   for (;;) {
     if (client.options.signal?.aborted)
       throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
+    if (previous) {
+      const outcome = await readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY);
+      if (outcome?.lineage === previous.lineage) throw jobFailedError(outcome, undefined);
+    }
     const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
     if (entry && entry.operation === 'PUT') {
       const a = JSON.parse(entry.string()) as PublishedAssignment;
       if (a.run === previous?.run) {
-        // The run that failed: wait for its successor.
+        // The run that ended (its members may all be live: a task's failure): wait for its successor.
       } else if (a.members.includes(id)) {
         checkSharedDir(cluster.name, cluster.checkpointDir, a.run);
         return { assignment: a, upstream: upstream?.run === a.run ? upstream : null };
@@ -571,11 +762,17 @@ async function awaitAssignment(
             'joining the running job; waiting for the rebalance',
           );
           previous = a;
+          ended = 'restart';
         }
       }
     }
     const epoch = lease.epoch;
-    if (upstream === null && epoch !== undefined) {
+    const g = granted();
+    const grantedHere = previous !== null && g?.run === previous.run;
+    const mayAssign =
+      previous === null ||
+      (grantedHere ? Date.now() >= g.notBefore : ended === 'restart' || epoch !== previous.epoch);
+    if (upstream === null && epoch !== undefined && mayAssign) {
       const live = membership
         .members()
         .map((m) => m.record.instanceId)
@@ -613,6 +810,7 @@ async function awaitAssignment(
           attempt: (previous?.attempt ?? -1) + 1,
           restore,
           nextCheckpointId: Math.max(nextCheckpointId, (restore?.checkpointId ?? 0) + 1),
+          taskRestarts: (previous?.taskRestarts ?? 0) + (grantedHere ? 1 : 0),
         };
         // Listen before publishing: a member may deploy and report `ready` before this loop
         // reads the assignment back.
@@ -660,9 +858,28 @@ function listenUpstream(conn: ClusterConnection, subject: string, run: string): 
   };
 }
 
-async function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
-  const entry = await conn.coordinator.get(CHECKPOINT_KEY);
-  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as ClusterCheckpointRecord) : null;
+async function readRecord<T>(conn: ClusterConnection, key: string): Promise<T | null> {
+  const entry = await conn.coordinator.get(key);
+  return entry && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as T) : null;
+}
+
+function readCheckpointRecord(conn: ClusterConnection): Promise<ClusterCheckpointRecord | null> {
+  return readRecord<ClusterCheckpointRecord>(conn, CHECKPOINT_KEY);
+}
+
+/** The coordinator's committed records a member reads back during a run (run-control.ts). */
+async function readControlFacts(conn: ClusterConnection) {
+  const [assignment, checkpoint, outcome] = await Promise.all([
+    readRecord<PublishedAssignment>(conn, ASSIGNMENT_KEY),
+    readCheckpointRecord(conn),
+    readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY),
+  ]);
+  return { assignmentRun: assignment?.run ?? null, checkpoint, outcome };
+}
+
+/** The job's failure as every instance throws it (the strategy's error, as for a job of one process). */
+function jobFailedError(outcome: ClusterJobOutcome, cause: unknown): JobFailedError {
+  return new JobFailedError(outcome.message, outcome.restarts, { cause, reason: outcome.reason });
 }
 
 /**

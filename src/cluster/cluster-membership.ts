@@ -36,6 +36,7 @@ import {
   type MemberViewEvent,
   stepMemberView,
 } from './member-view.js';
+import type { MemberRunStatus } from './run-status.js';
 
 export interface MembershipOptions extends ClusterOptions {
   /** Default: a fresh id from host, pid and random bits (`newInstanceId`). */
@@ -62,6 +63,8 @@ export class ClusterMembership extends EventEmitter<ClusterMembershipEvents> {
   readonly #record: Omit<MemberRecord, 'beat' | 'beatAt'>;
   #view: MemberView;
   #beat = 0;
+  /** A cluster job's report of its current run, written with every beat (run-status.ts). */
+  #run: MemberRunStatus | undefined;
   #timers: NodeJS.Timeout[] = [];
   #stopWatch: (() => void) | null = null;
   #closed = false;
@@ -126,7 +129,12 @@ export class ClusterMembership extends EventEmitter<ClusterMembershipEvents> {
   }
 
   #value(): string {
-    return encodeMemberRecord({ ...this.#record, beat: this.#beat, beatAt: Date.now() });
+    return encodeMemberRecord({
+      ...this.#record,
+      beat: this.#beat,
+      beatAt: Date.now(),
+      ...(this.#run ? { run: this.#run } : {}),
+    });
   }
 
   async #start(): Promise<void> {
@@ -191,6 +199,15 @@ export class ClusterMembership extends EventEmitter<ClusterMembershipEvents> {
           new ClusterError(this.options.name, `heartbeat ${this.#beat}`, String(cause), { cause }),
         );
     }
+  }
+
+  /**
+   * Sets the run report every later beat carries and writes it at once (an extra beat). Resolves
+   * when that write landed or failed (a failure is an `error` event; the next beat resends it).
+   */
+  setRunStatus(status: MemberRunStatus): Promise<void> {
+    this.#run = status;
+    return this.#heartbeat();
   }
 
   #onEntry(entry: KvWatchEntry): void {

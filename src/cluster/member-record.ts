@@ -1,5 +1,7 @@
 /** What one instance's heartbeat writes under `members.<instanceId>`: JSON, checked when read. */
 
+import { decodeRunStatus, type MemberRunStatus } from './run-status.js';
+
 export interface MemberRecord {
   readonly instanceId: string;
   readonly host: string;
@@ -12,6 +14,8 @@ export interface MemberRecord {
   readonly beatAt: number;
   /** The member's detection timeout: readers declare it gone when no beat came for this long. */
   readonly timeoutMs: number;
+  /** A cluster job's member: its report of the current run (run-status.ts), resent with every beat. */
+  readonly run?: MemberRunStatus;
 }
 
 export function encodeMemberRecord(r: MemberRecord): string {
@@ -32,5 +36,6 @@ export function decodeMemberRecord(text: string): MemberRecord | { readonly inva
     return { invalid: 'no instanceId or host' };
   for (const field of ['pid', 'startedAt', 'beat', 'beatAt', 'timeoutMs'] as const)
     if (typeof r[field] !== 'number' || !Number.isFinite(r[field])) return { invalid: `no numeric ${field}` };
+  if (r.run !== undefined && decodeRunStatus(r.run) === null) return { invalid: 'a malformed run report' };
   return v as MemberRecord;
 }

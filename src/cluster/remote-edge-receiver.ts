@@ -25,8 +25,7 @@ import type { Frame } from '../channels/frame.js';
 import { decodeControlFrame, frameTag, isControlTag, isFragment } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
-import { ChannelClosedError } from '../errors.js';
-import { RemoteEdgeProtocolError } from './remote-edge-errors.js';
+import { ChannelClosedError, RemoteEdgeProtocolError } from '../errors.js';
 import { RemoteEdgeLink } from './remote-edge-link.js';
 import { decideSequence, INITIAL_SEQUENCE_STATE, type SequenceState } from './remote-edge-sequence.js';
 import {

@@ -37,8 +37,7 @@ import type { ControlFrame } from '../channels/frame.js';
 import { createControlScratch, encodeControlFrame } from '../channels/frame-codec.js';
 import { FRAME_TAG } from '../channels/layout.js';
 import { RecordCodec } from '../channels/record-codec.js';
-import { ChannelClosedError, RecordTooLargeError } from '../errors.js';
-import { RemoteEdgeProtocolError } from './remote-edge-errors.js';
+import { ChannelClosedError, RecordTooLargeError, RemoteEdgeProtocolError } from '../errors.js';
 import { RemoteEdgeLink } from './remote-edge-link.js';
 import {
   encodeSmallMessage,

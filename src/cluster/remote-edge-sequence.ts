@@ -24,8 +24,8 @@
  *   RemoteEdgeSequenceError 'gap'. A gap is repaired or raised, never skipped.
  */
 
+import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from '../errors.js';
 import { assertNever } from '../util/assert-never.js';
-import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from './remote-edge-errors.js';
 
 export interface SequenceState {
   /** The latest generation this receiver issued (0: none yet, the producer sends nothing). */

@@ -26,7 +26,7 @@
  *     sync:    empty
  * Sequence numbers and byte counts are f64 so they stay exact to 2^53 without BigInt.
  */
-import { RemoteEdgeProtocolError } from './remote-edge-errors.js';
+import { RemoteEdgeProtocolError } from '../errors.js';
 
 export const WIRE_HEADER_BYTES = 16;
 export const WIRE_FRAME_HEADER_BYTES = 8;

@@ -439,9 +439,10 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
 
 /**
  * The `cluster` option against the rest: a cluster job checkpoints exactly-once into a directory
- * every instance shares; it restarts only when an instance dies (over the live ones), never by a
- * restart strategy. `restoreFrom` ('latest': the shared directory; or a savepoint / checkpoint
- * directory) is decided by the coordinator (src/cluster/cluster-restore.ts).
+ * every instance shares; it restarts over the live instances when one dies, and after a task's own
+ * failure as `restartStrategy` says (the coordinator decides). `restoreFrom` ('latest': the shared
+ * directory; or a savepoint / checkpoint directory) is decided by the coordinator
+ * (src/cluster/cluster-restore.ts).
  */
 function clusterOf(
   o: JobOptions,
@@ -468,11 +469,6 @@ function clusterOf(
     throw new InvalidOptionError(
       'cluster.checkpointDir',
       `differs from checkpointing.dir (${JSON.stringify(c.checkpointDir)} vs ${JSON.stringify(checkpointing.dir)}): give one`,
-    );
-  if (o.restartStrategy !== undefined && o.restartStrategy.type !== 'none')
-    throw new InvalidOptionError(
-      'restartStrategy',
-      "not supported by a cluster job yet: it restarts over the live instances when one dies, and a task's own failure fails it on every instance (use { type: 'none' } or leave it out)",
     );
   if (checkpointing.incremental)
     throw new InvalidOptionError('checkpointing.incremental', 'not supported by a cluster job yet');

@@ -16,10 +16,9 @@ import { Doorbell } from '../../src/channels/doorbell.js';
 import type { ControlFrame, Frame } from '../../src/channels/frame.js';
 import { InputGate } from '../../src/channels/input-gate.js';
 import { RingBuffer } from '../../src/channels/ring-buffer.js';
-import { RemoteEdgeProtocolError } from '../../src/cluster/remote-edge-errors.js';
 import { RemoteEdgeReceiver } from '../../src/cluster/remote-edge-receiver.js';
 import { RemoteEdgeSender } from '../../src/cluster/remote-edge-sender.js';
-import { InvalidOptionError } from '../../src/errors.js';
+import { InvalidOptionError, RemoteEdgeProtocolError } from '../../src/errors.js';
 import { prng } from '../fixtures/channels/stress-sequence.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -11,7 +11,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Frame } from '../../src/channels/frame.js';
-import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from '../../src/cluster/remote-edge-errors.js';
 import { RemoteEdgeReceiver } from '../../src/cluster/remote-edge-receiver.js';
 import { RemoteEdgeSender, type RemoteEdgeSenderOptions } from '../../src/cluster/remote-edge-sender.js';
 import {
@@ -20,6 +19,7 @@ import {
   WIRE_HEADER_BYTES,
   writeHeader,
 } from '../../src/cluster/remote-edge-wire.js';
+import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from '../../src/errors.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const NATS_PORT = 4222;

@@ -1,7 +1,9 @@
 /**
  * A TCP proxy for simulating a network cut to a shared service without stopping it: `cut()`
  * destroys every open connection and stops listening (new connections are refused), `restore()`
- * listens again on the same port.
+ * listens again on the same port. `hold()` stops passing the server's bytes to the clients of the
+ * open connections (the clients' bytes still go through): what the server sends from then on
+ * until the `cut()` that follows is lost, as on a connection that died just then.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -9,6 +11,7 @@ export interface TcpProxy {
   readonly port: number;
   /** Connections accepted so far. */
   readonly accepted: number;
+  hold(): void;
   cut(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -16,6 +19,7 @@ export interface TcpProxy {
 
 export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const upstreams = new Map<Socket, Socket>();
   let accepted = 0;
   let server: Server;
   const listen = (port: number) =>
@@ -25,11 +29,13 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
         const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
         sockets.add(client);
         sockets.add(upstream);
+        upstreams.set(upstream, client);
         const drop = () => {
           client.destroy();
           upstream.destroy();
           sockets.delete(client);
           sockets.delete(upstream);
+          upstreams.delete(upstream);
         };
         client.on('error', drop).on('close', drop);
         upstream.on('error', drop).on('close', drop);
@@ -53,6 +59,12 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     port,
     get accepted() {
       return accepted;
+    },
+    hold() {
+      for (const [upstream, client] of upstreams) {
+        upstream.unpipe(client);
+        upstream.pause();
+      }
     },
     async cut() {
       if (!open) return;

@@ -182,3 +182,75 @@ describe('ClusterCheckpoints', () => {
     );
   });
 });
+
+describe('ClusterCheckpoints: member failures and graceful leaves', () => {
+  it('a member’s failure goes to onMemberFailed once (the message and its heartbeat repeat)', () => {
+    const failed: string[] = [];
+    const cp = new ClusterCheckpoints({
+      run: 'r1',
+      members: MEMBERS,
+      tasks: TASKS,
+      sources: SOURCES,
+      timeoutMs: 1000,
+      publish: () => undefined,
+      commit: async () => undefined,
+      onFailed: (m) => failed.push(`job: ${m}`),
+      onFinished: () => undefined,
+      onMemberFailed: (member, message, kind) => failed.push(`${member}: ${message} (${kind})`),
+    });
+    cp.onMessage({ type: 'failed', member: 'b', message: 'boom' });
+    cp.onMessage({ type: 'failed', member: 'b', message: 'boom' });
+    cp.onMessage({ type: 'failed', member: 'a', message: 'bad', kind: 'fatal' });
+    expect(failed).toEqual(['b: boom (task)', 'a: bad (fatal)']);
+  });
+
+  it('a member that left before its part ended fails the run; after the final commit it counts as done', async () => {
+    const early = setup();
+    for (const m of MEMBERS) early.send({ type: 'ready', member: m });
+    early.send({ type: 'left', member: 'b' });
+    expect(early.events).toEqual([expect.stringMatching(/failed: instance b left the cluster before/)]);
+    expect(early.published.at(-1)).toEqual(expect.objectContaining({ type: 'fail', member: 'b' }));
+
+    const late = setup();
+    for (const m of MEMBERS) late.send({ type: 'ready', member: m });
+    for (const t of TASKS) late.send({ type: 'ended', member: memberOf(t), task: t });
+    const final = late.published.at(-1) as { checkpointId: number; final: boolean };
+    expect(final.final).toBe(true);
+    for (const t of TASKS) late.ack(final.checkpointId, t);
+    // Its `done` was lost; it read the committed record and left before the commit returned here.
+    late.send({ type: 'left', member: 'b' });
+    late.send({ type: 'done', member: 'a' });
+    await flush();
+    late.send({ type: 'done', member: 'a' }); // repeated by a heartbeat
+    expect(late.events).toEqual(['finished']);
+  });
+});
+
+describe('ClusterCheckpoints.memberLost (a member timed out after the final checkpoint)', () => {
+  async function finalCompleted() {
+    const s = setup();
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    for (const t of TASKS) s.send({ type: 'ended', member: memberOf(t), task: t });
+    const final = s.published.at(-1) as { checkpointId: number };
+    for (const t of TASKS) s.ack(final.checkpointId, t);
+    await flush();
+    return s;
+  }
+
+  it('fails the job unless the member had reported done', async () => {
+    const s = await finalCompleted();
+    s.send({ type: 'done', member: 'a' });
+    s.cp.memberLost('a', 'a lost');
+    expect(s.events).toEqual([]);
+    s.cp.memberLost('b', 'b lost');
+    expect(s.events).toEqual(['failed: b lost']);
+  });
+
+  it('changes nothing once the job finished', async () => {
+    const s = await finalCompleted();
+    for (const m of MEMBERS) s.send({ type: 'done', member: m });
+    s.cp.memberLost('b', 'b lost');
+    s.cp.fail('late');
+    expect(s.events).toEqual(['finished']);
+  });
+});

@@ -65,9 +65,14 @@ describe('the cluster job option', () => {
     );
     // restoreFrom: 'latest' is the shared directory; a path a savepoint (src/cluster/cluster-restore.ts).
     expect(resolveJobOptions({ ...ok, restoreFrom: 'latest' }).restoreFrom).toBe('latest');
+    // A restart strategy applies to a cluster job (the coordinator decides after a task's failure).
     expect(
-      invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } }).message,
-    ).toMatch(/restartStrategy.*not supported by a cluster job yet/);
+      resolveJobOptions({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 } })
+        .restartStrategy,
+    ).toEqual({ type: 'fixed-delay', attempts: 3, delay: 0 });
+    expect(invalid({ ...ok, restartStrategy: { type: 'fixed-delay', attempts: -1 } }).message).toMatch(
+      /restartStrategy\.attempts/,
+    );
     expect(() => resolveJobOptions({ ...ok, cluster: { ...ok.cluster!, instance: 2 } as never })).toThrow(
       UnknownOptionError,
     );

@@ -1,6 +1,5 @@
 /** The receiver's ordering decisions (remote-edge-sequence.ts), as scripted sequences. */
 import { describe, expect, it } from 'vitest';
-import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from '../../../src/cluster/remote-edge-errors.js';
 import {
   decideSequence,
   INITIAL_SEQUENCE_STATE,
@@ -8,6 +7,7 @@ import {
   type SequenceEvent,
   type SequenceState,
 } from '../../../src/cluster/remote-edge-sequence.js';
+import { RemoteEdgeProtocolError, RemoteEdgeSequenceError } from '../../../src/errors.js';
 
 const data = (generation: number, seq: number): SequenceEvent => ({ kind: 'data', generation, seq });
 const resumed = (generation: number, firstSeq: number, producerNext: number): SequenceEvent => ({
