@@ -16,6 +16,7 @@ const state = { operators: [] };
 
 function setup() {
   const published: CoordinatorMessage[] = [];
+  const failed: string[] = [];
   const committed: ClusterCheckpointRecord[] = [];
   let clock = 0;
   const cp = new ClusterCheckpoints({
@@ -28,7 +29,7 @@ function setup() {
     commit: async (r) => {
       committed.push(r);
     },
-    onFailed: () => undefined,
+    onFailed: (m) => failed.push(m),
     onFinished: () => undefined,
     now: () => clock,
   });
@@ -38,7 +39,7 @@ function setup() {
     for (const task of TASKS)
       cp.onMessage({ type: 'ack', member: 'a', checkpointId: id, task, state, bytes: 1 });
   };
-  return { cp, published, committed, ackAll, advance: (ms: number) => (clock += ms) };
+  return { cp, published, committed, failed, ackAll, advance: (ms: number) => (clock += ms) };
 }
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -85,5 +86,20 @@ describe('ClusterCheckpoints: stop-with-savepoint', () => {
     const s = setup();
     for (const task of TASKS) s.cp.onMessage({ type: 'ended', member: 'a', task });
     await expect(s.cp.triggerSavepoint()).rejects.toThrow(/final checkpoint/);
+  });
+
+  it('a member leaving after the savepoint committed fails nothing; one leaving before it fails the run', async () => {
+    const s = setup();
+    const savepoint = s.cp.triggerSavepoint();
+    s.ackAll(1);
+    await savepoint;
+    s.cp.onMessage({ type: 'left', member: 'b' }); // it stopped with the savepoint
+    expect(s.failed).toEqual([]);
+    expect(s.published.map((m) => m.type)).not.toContain('fail');
+
+    const t = setup();
+    void t.cp.triggerSavepoint().catch(() => undefined);
+    t.cp.onMessage({ type: 'left', member: 'b' });
+    expect(t.failed).toEqual([expect.stringMatching(/left the cluster before its part of the run ended/)]);
   });
 });
