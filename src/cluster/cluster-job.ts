@@ -773,9 +773,18 @@ async function awaitAssignment(
       previous === null ||
       (grantedHere ? Date.now() >= g.notBefore : ended === 'restart' || epoch !== previous.epoch);
     if (upstream === null && epoch !== undefined && mayAssign) {
+      // The previous run's coordinator whose lease this instance took over did not renew it for
+      // `leaseMs`: dead, paused or cut off, the evidence a member timeout gives. Left out; else
+      // the new run would restart once more when its member key times out a moment later. A
+      // coordinator that is in fact alive joins back like a new instance (join-watcher.ts).
+      const deposed =
+        previous !== null && previous.coordinator !== id && epoch !== previous.epoch
+          ? previous.coordinator
+          : null;
       const live = membership
         .members()
         .map((m) => m.record.instanceId)
+        .filter((m) => m !== deposed)
         .sort();
       if (live.length >= (previous ? 1 : cluster.instances) && live.includes(id)) {
         const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
