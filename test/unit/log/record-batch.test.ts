@@ -20,6 +20,7 @@ import {
   RECORD_HEADER_BYTES,
 } from '../../../src/log/log-layout.js';
 import { BATCH_TAG, encodeRecordBatch, StoredEntry } from '../../../src/log/record-batch.js';
+import { MAX_BATCH_BYTES, MAX_BATCH_RECORDS } from '../../../src/log/topic.js';
 import { prng } from '../../fixtures/channels/stress-sequence.js';
 import { tempLogDir } from './helpers.js';
 
@@ -207,6 +208,58 @@ describe('record batches on a topic', () => {
     expect(topic.read(0, 0, 100)).toHaveLength(20);
     await log.close();
     expect(await rawFormat(t.dir)).toBe(LOG_FORMAT_VERSION);
+  });
+
+  it("splits an append larger than one entry's bound into several entries, read back across them", async () => {
+    const t = tempLogDir('split');
+    cleanups.push(t.remove);
+    const log = openLog(t.dir, { durability: 'os' });
+    const topic = log.topic<{ i: number; pad: string }>('big', { partitions: 2 });
+    const random = prng(7);
+    // 1 300 small records into partition 0 (3 entries by count), and records of 30–70 KB into
+    // partition 1 (the byte bound: 2–4 per entry), in one append each; then both in one append.
+    const small = Array.from({ length: 1300 }, (_, i) => ({ i, pad: 'x'.repeat(i % 17) }));
+    const large = Array.from({ length: 9 }, (_, i) => ({
+      i,
+      pad: 'y'.repeat(30_000 + Math.floor(random() * 40_000)),
+    }));
+    await topic.append(small, { partition: 0 });
+    await topic.append(large, { partition: 1 });
+    // Both partitions in one append, routed by key.
+    const both = [...small.slice(0, 600), ...large.slice(0, 3)];
+    const mixed = await topic.append(both, { key: (v) => v.i });
+    const expected: { i: number; pad: string }[][] = [[...small], [...large]];
+    mixed.positions.forEach(({ partition, offset }, k) => {
+      expect(offset).toBe(expected[partition].length);
+      expected[partition].push(both[k]);
+    });
+    for (const p of [0, 1]) {
+      expect(topic.read(p, 0, 10_000).map((r) => r.value)).toEqual(expected[p]);
+      for (let k = 0; k < 40; k++) {
+        const from = Math.floor(random() * expected[p].length);
+        const max = 1 + Math.floor(random() * 700);
+        const got = topic.read(p, from, max);
+        expect(got.map((r) => r.offset)).toEqual(
+          Array.from({ length: Math.min(max, expected[p].length - from) }, (_, j) => from + j),
+        );
+        expect(got.map((r) => r.value)).toEqual(expected[p].slice(from, from + max));
+      }
+    }
+    await log.close();
+    // Stored entries: none over the bounds.
+    const env = open(logEnvironmentOptions(t.dir, 'fsync'));
+    const records = env.openDB<Buffer, Key>({ name: DB_RECORDS, encoding: 'binary' });
+    const counts = [0, 0];
+    for (const { key, value } of records.getRange({})) {
+      const entry = new StoredEntry(key[2] as number, value, 'test');
+      expect(entry.count).toBeLessThanOrEqual(MAX_BATCH_RECORDS);
+      if (entry.count > 1) expect(value.length).toBeLessThanOrEqual(MAX_BATCH_BYTES + 4096);
+      counts[key[1] as number]++;
+    }
+    await env.close();
+    // 1 300 = 512 + 512 + 276, then at least one entry per partition for the routed append
+    expect(counts[0]).toBeGreaterThanOrEqual(4);
+    expect(counts[1]).toBeGreaterThanOrEqual(4);
   });
 
   it('refuses a directory of an unknown format with a typed error naming both', async () => {
