@@ -29,6 +29,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { ROOT } from './cli-process.js';
+import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
@@ -46,49 +47,6 @@ const TIMEOUT_MS = 8000;
  * about twice, and at load 45 on this 2-core VM one plain run took 140 s.
  */
 const CASE_MS = 420_000;
-
-interface InstanceMessage {
-  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'collected' | 'restarting';
-  transaction?: string | null;
-  records?: RunningSum[];
-  restarts?: number;
-  status?: string;
-  name?: string;
-  message?: string;
-  stack?: string;
-}
-
-/** Messages from the instances and the run's subjects; `until` wakes on either. */
-class Log {
-  readonly messages: (InstanceMessage & { instance: number })[] = [];
-  readonly control: { subject: string; m: Record<string, unknown> }[] = [];
-  #waiters: (() => void)[] = [];
-  failure: string | null = null;
-  failOnError = true;
-  add(instance: number, m: InstanceMessage): void {
-    this.messages.push({ ...m, instance });
-    if (m.kind === 'exit' || (m.kind === 'error' && this.failOnError))
-      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
-    this.#wake();
-  }
-  addControl(subject: string, m: Record<string, unknown>): void {
-    this.control.push({ subject, m });
-    this.#wake();
-  }
-  #wake(): void {
-    for (const w of this.#waiters.splice(0)) w();
-  }
-  async until(what: string, pred: () => boolean): Promise<void> {
-    while (!pred()) {
-      if (this.failure !== null)
-        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-  }
-  of(kind: InstanceMessage['kind']) {
-    return this.messages.filter((m) => m.kind === kind);
-  }
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

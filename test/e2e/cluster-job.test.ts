@@ -32,6 +32,7 @@ import { destroyCluster, openCluster } from '../../src/cluster/cluster-connectio
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { type ClusterStatus, readClusterStatus } from '../../src/cluster/cluster-status.js';
 import { ROOT } from './cli-process.js';
+import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
@@ -41,45 +42,6 @@ const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
 const INSTANCES = 3;
-
-interface InstanceMessage {
-  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'collected' | 'restarting';
-  transaction?: string | null;
-  records?: RunningSum[];
-  restarts?: number;
-  checkpointId?: number;
-  status?: string;
-  sinks?: Record<string, RunningSum[]>;
-  checkpoints?: number;
-  message?: string;
-  stack?: string;
-}
-
-class Log {
-  readonly messages: (InstanceMessage & { instance: number })[] = [];
-  #waiters: (() => void)[] = [];
-  failure: string | null = null;
-  add(instance: number, m: InstanceMessage): void {
-    this.messages.push({ ...m, instance });
-    if (m.kind === 'error' || m.kind === 'exit')
-      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
-    for (const w of this.#waiters.splice(0)) w();
-  }
-  async until(what: string, pred: () => boolean): Promise<void> {
-    while (!pred()) {
-      if (this.failure !== null)
-        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-  }
-  /** Calls `f` at the next message (whatever it is). */
-  onNext(f: () => void): void {
-    this.#waiters.push(f);
-  }
-  of(kind: InstanceMessage['kind']) {
-    return this.messages.filter((m) => m.kind === kind);
-  }
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -26,6 +26,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { ROOT } from './cli-process.js';
+import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
@@ -37,44 +38,6 @@ const KEYS = 10;
 const PARALLELISM = 3;
 /** Long enough that a member slowed by a loaded machine is not timed out (that would be another restart). */
 const TIMEOUT_MS = 4000;
-
-interface InstanceMessage {
-  kind: 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'collected' | 'restarting';
-  attempt?: number;
-  restoredFrom?: number | null;
-  transaction?: string | null;
-  records?: RunningSum[];
-  restarts?: number;
-  checkpointId?: number;
-  status?: string;
-  sinks?: Record<string, RunningSum[]>;
-  message?: string;
-  stack?: string;
-}
-
-class Log {
-  readonly messages: (InstanceMessage & { instance: number })[] = [];
-  #waiters: (() => void)[] = [];
-  failure: string | null = null;
-  add(instance: number, m: InstanceMessage): void {
-    this.messages.push({ ...m, instance });
-    if (m.kind === 'error' || m.kind === 'exit')
-      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
-    for (const w of this.#waiters.splice(0)) w();
-  }
-  async until(what: string, pred: () => boolean): Promise<void> {
-    while (!pred()) {
-      if (this.failure !== null)
-        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-  }
-  of(kind: InstanceMessage['kind'], instance?: number) {
-    return this.messages.filter(
-      (m) => m.kind === kind && (instance === undefined || m.instance === instance),
-    );
-  }
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -30,6 +30,7 @@ import { destroyCluster, openCluster } from '../../src/cluster/cluster-connectio
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
 import { ROOT, weirToEnd } from './cli-process.js';
+import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/savepoint-instance.mjs');
@@ -39,41 +40,6 @@ const N = 6000;
 const PARALLELISM = 3;
 const HOLD = 1000; // half of each source's N / PARALLELISM records
 const KEYS = 10;
-
-interface InstanceMessage {
-  kind: 'started' | 'deployed' | 'checkpoint' | 'result' | 'error' | 'exit' | 'savepoint' | 'savepoint-error';
-  restoredFrom?: number | null;
-  checkpointId?: number;
-  path?: string;
-  status?: string;
-  restarts?: number;
-  sinks?: Record<string, RunningSum[]>;
-  savepoint?: { checkpointId: number; path: string } | null;
-  message?: string;
-  stack?: string;
-}
-
-class Log {
-  readonly messages: (InstanceMessage & { instance: number })[] = [];
-  #waiters: (() => void)[] = [];
-  failure: string | null = null;
-  add(instance: number, m: InstanceMessage): void {
-    this.messages.push({ ...m, instance });
-    if (m.kind === 'error' || m.kind === 'exit' || m.kind === 'savepoint-error')
-      this.failure = `instance ${instance}: ${m.stack ?? m.message}`;
-    for (const w of this.#waiters.splice(0)) w();
-  }
-  async until(what: string, pred: () => boolean): Promise<void> {
-    while (!pred()) {
-      if (this.failure !== null)
-        throw new Error(`an instance failed while waiting for ${what}: ${this.failure}`);
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-  }
-  of(kind: InstanceMessage['kind']) {
-    return this.messages.filter((m) => m.kind === kind);
-  }
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -104,7 +70,7 @@ function clusterName(): string {
 
 /** Forks `count` instances with `options(i)`; children killed after the test. */
 function start(count: number, options: (i: number) => Record<string, unknown>) {
-  const log = new Log();
+  const log = new Log(['error', 'savepoint-error']);
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
     const child = fork(HOST, [JSON.stringify({ job: JOB, options: options(i) })]);
