@@ -38,7 +38,7 @@ import {
 } from '../coordinator/checkpoint-plan.js';
 import type { FailureKind } from '../errors.js';
 import type { TaskSnapshotHandles } from '../protocol/task-deployment.js';
-import type { SavepointCoordinatorMessage, SavepointMemberMessage } from './cluster-savepoint.js';
+import type { SavepointCoordinatorMessage, SavepointMemberMessage } from './savepoint-messages.js';
 
 export type MemberMessage =
   | { readonly type: 'ready'; readonly member: string }

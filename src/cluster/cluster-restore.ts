@@ -15,10 +15,9 @@
  */
 
 import { resolve } from 'node:path';
-import { restoreFailure } from '../coordinator/job-checkpointing.js';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
 import { checkRestoreCompatibility, migrateLegacyUids } from '../coordinator/restore-compatibility.js';
-import { planRestore } from '../coordinator/restore-planning.js';
+import { planRestore, restoreFailure } from '../coordinator/restore-planning.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
 import { ClusterError, MaxParallelismMismatchError, NonRestoredStateError } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';

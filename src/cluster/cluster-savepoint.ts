@@ -35,31 +35,9 @@ import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { checkSavepointDir, copyCheckpoint } from '../state/storage/savepoint-copy.js';
 import type { ClusterCheckpointRecord, ClusterCheckpoints } from './cluster-checkpoints.js';
 import { metadataOfRecord } from './cluster-restore.js';
+import type { SavepointCoordinatorMessage, SavepointMemberMessage } from './savepoint-messages.js';
 
-export type SavepointMemberMessage =
-  | { readonly type: 'savepoint'; readonly member: string; readonly requestId: string; readonly dir: string }
-  | {
-      readonly type: 'stopped';
-      readonly member: string;
-      readonly checkpointId: number;
-      /** Every local task's sinks committed everything up to the savepoint. */
-      readonly committed: boolean;
-    };
-
-export type SavepointCoordinatorMessage =
-  | { readonly type: 'savepoint-failed'; readonly requestId: string; readonly message: string }
-  | {
-      readonly type: 'stop';
-      readonly requestId: string;
-      readonly checkpointId: number;
-      readonly path: string;
-    }
-  | {
-      readonly type: 'stopped-all';
-      readonly checkpointId: number;
-      readonly path: string;
-      readonly sinksCommitted: boolean;
-    };
+export type { SavepointCoordinatorMessage, SavepointMemberMessage } from './savepoint-messages.js';
 
 /** Where a cluster job's stop-with-savepoint put its savepoint (the shape of a one-process job's). */
 export interface ClusterSavepoint {

@@ -29,7 +29,6 @@ import {
   describeOrphan,
   MaxParallelismMismatchError,
   NonRestoredStateError,
-  RestoreFallbackRefusedError,
   TaskFailureError,
 } from '../errors.js';
 import { DEFAULT_UID_SCHEME, isStatefulOperator } from '../graph/operator-uid.js';
@@ -62,7 +61,7 @@ import {
   type CheckpointDirState,
   classifyCheckpointDir,
   planRestore,
-  type RestorePlan,
+  restoreFailure,
 } from './restore-planning.js';
 import type { DeployedTask, Execution } from './scheduler.js';
 import { planTaskRestores } from './task-restore-planner.js';
@@ -620,28 +619,6 @@ export class JobCheckpointing {
       );
     }
     this.#metadata.set(completed.checkpointId, metadata);
-  }
-}
-
-/** The typed error for a restore plan that fails. */
-export function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>, dir: string): Error {
-  switch (decision.reason) {
-    case 'fallback-past-committed':
-      return new RestoreFallbackRefusedError(
-        dir,
-        decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem })),
-        decision.fallback.checkpointId,
-      );
-    case 'location-empty':
-      return new CheckpointStorageError(`no checkpoint in ${dir} to restore from`);
-    case 'none-usable':
-      return new CheckpointStorageError(
-        `no usable checkpoint in ${dir} to restore from: ${decision.message}`,
-      );
-    default: {
-      const unreachable: never = decision;
-      return unreachable;
-    }
   }
 }
 

@@ -5,7 +5,12 @@
  */
 
 import type { CheckpointMode } from '../api/source.js';
-import { type FailureKind, WeirError } from '../errors.js';
+import {
+  CheckpointStorageError,
+  type FailureKind,
+  RestoreFallbackRefusedError,
+  WeirError,
+} from '../errors.js';
 import type { RestartDecision } from './restart-strategy.js';
 
 /** A checkpoint found in storage (or in the store). `problem` set means it cannot be used. */
@@ -194,4 +199,26 @@ export function decideFailover(facts: FailoverFacts): FailoverDecision {
     return { kind: 'fail-job', reason: 'restarts-exhausted', error: facts.error };
   }
   return { kind: 'restart', delayMs: decision.delayMs, attempt: decision.attempt };
+}
+
+/** The typed error for a restore plan that fails. */
+export function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>, dir: string): Error {
+  switch (decision.reason) {
+    case 'fallback-past-committed':
+      return new RestoreFallbackRefusedError(
+        dir,
+        decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem })),
+        decision.fallback.checkpointId,
+      );
+    case 'location-empty':
+      return new CheckpointStorageError(`no checkpoint in ${dir} to restore from`);
+    case 'none-usable':
+      return new CheckpointStorageError(
+        `no usable checkpoint in ${dir} to restore from: ${decision.message}`,
+      );
+    default: {
+      const unreachable: never = decision;
+      return unreachable;
+    }
+  }
 }
