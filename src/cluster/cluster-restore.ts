@@ -17,11 +17,10 @@
 import { resolve } from 'node:path';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
 import { checkRestoreCompatibility, migrateLegacyUids } from '../coordinator/restore-compatibility.js';
-import { planRestore, restoreFailure } from '../coordinator/restore-planning.js';
+import { jobMetadataOf, planRestore, restoreFailure } from '../coordinator/restore-planning.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
 import { ClusterError, MaxParallelismMismatchError, NonRestoredStateError } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
-import { DEFAULT_UID_SCHEME } from '../graph/operator-uid.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type { TaskRestoreState } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
@@ -44,18 +43,7 @@ export function metadataOfRecord(plan: ExecutionPlan, record: ClusterCheckpointR
     checkpointId: record.checkpointId,
     timestamp: record.completedAt,
     incremental: false,
-    job: {
-      maxParallelism: plan.maxParallelism,
-      defaultUidScheme: DEFAULT_UID_SCHEME,
-      operators: plan.vertices.flatMap((v) =>
-        v.operators.map((op) => ({
-          operatorUid: op.uid,
-          parallelism: v.parallelism,
-          vertexId: v.vertexId,
-          name: op.name,
-        })),
-      ),
-    },
+    job: jobMetadataOf(plan),
     subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
       handles.operators.map((op) => ({
         operatorUid: op.operatorUid,

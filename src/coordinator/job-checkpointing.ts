@@ -31,7 +31,7 @@ import {
   NonRestoredStateError,
   TaskFailureError,
 } from '../errors.js';
-import { DEFAULT_UID_SCHEME, isStatefulOperator } from '../graph/operator-uid.js';
+import { isStatefulOperator } from '../graph/operator-uid.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
   TaskCheckpointMetrics as TaskAckMetrics,
@@ -60,6 +60,7 @@ import { checkRestoreCompatibility, migrateLegacyUids } from './restore-compatib
 import {
   type CheckpointDirState,
   classifyCheckpointDir,
+  jobMetadataOf,
   planRestore,
   restoreFailure,
 } from './restore-planning.js';
@@ -598,18 +599,7 @@ export class JobCheckpointing {
       checkpointId: completed.checkpointId,
       timestamp: completed.timestamp,
       incremental,
-      job: {
-        maxParallelism: plan.maxParallelism,
-        defaultUidScheme: DEFAULT_UID_SCHEME,
-        operators: plan.vertices.flatMap((v) =>
-          v.operators.map((o) => ({
-            operatorUid: o.uid,
-            parallelism: v.parallelism,
-            vertexId: v.vertexId,
-            name: o.name,
-          })),
-        ),
-      },
+      job: jobMetadataOf(plan),
       subtasks,
     };
     const outcome = await this.#storage.commitCheckpoint(metadata);

@@ -11,6 +11,9 @@ import {
   RestoreFallbackRefusedError,
   WeirError,
 } from '../errors.js';
+import type { ExecutionPlan } from '../graph/execution-plan.js';
+import { DEFAULT_UID_SCHEME } from '../graph/operator-uid.js';
+import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
 import type { RestartDecision } from './restart-strategy.js';
 
 /** A checkpoint found in storage (or in the store). `problem` set means it cannot be used. */
@@ -221,4 +224,23 @@ export function restoreFailure(decision: Extract<RestorePlan, { kind: 'fail' }>,
       return unreachable;
     }
   }
+}
+
+/**
+ * The job part of a checkpoint's metadata: what a restore checks the new plan against. One
+ * definition for the checkpoints of a job of one process and of a cluster job (cluster-restore.ts).
+ */
+export function jobMetadataOf(plan: ExecutionPlan): CheckpointMetadata['job'] {
+  return {
+    maxParallelism: plan.maxParallelism,
+    defaultUidScheme: DEFAULT_UID_SCHEME,
+    operators: plan.vertices.flatMap((v) =>
+      v.operators.map((op) => ({
+        operatorUid: op.uid,
+        parallelism: v.parallelism,
+        vertexId: v.vertexId,
+        name: op.name,
+      })),
+    ),
+  };
 }
