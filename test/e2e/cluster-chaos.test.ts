@@ -15,22 +15,25 @@
  * `restarts: 1`, and every transaction any instance committed (the victim's reported before it
  * died), counted once by id, is exactly the running sums of the input.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { prng } from '../fixtures/channels/stress-sequence.js';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, type RunningSum } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce,
+  forkInstance,
+  NATS_SERVERS as SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const INSTANCES = 3;
 const N = 24_000;
 /** Records per second over the three sources: ~4 s of input. */
@@ -44,49 +47,23 @@ const TIMEOUT_MS = 4000;
 /** vitest's bound on one case (a hang bound): start-up, takeover and the rest of the input under load. */
 const CASE_MS = 300_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 function startInstances() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-chaos-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const name = `chaos${process.pid}-${Date.now().toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
+  const dir = tempDir(cleanups, 'weir-cluster-chaos-');
+  const name = clusterName(cleanups, 'chaos');
   const log = new Log();
-  const children: ChildProcess[] = [];
-  for (let i = 0; i < INSTANCES; i++) {
-    const child = fork(HOST, [
-      JSON.stringify({
-        job: JOB,
-        options: {
-          parallelism: INSTANCES,
-          args: { n: String(N), hold: String(HOLD_AT), rate: String(RATE), keys: String(KEYS), dir },
-          checkpointing: { interval: INTERVAL_MS, dir: path.join(dir, 'checkpoints') },
-          cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: TIMEOUT_MS },
-        },
-      }),
-    ]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    children.push(child);
-  }
+  const children = Array.from({ length: INSTANCES }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD_AT), rate: String(RATE), keys: String(KEYS), dir },
+        checkpointing: { interval: INTERVAL_MS, dir: path.join(dir, 'checkpoints') },
+        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: TIMEOUT_MS },
+      },
+    }),
+  );
   return { dir, log, children };
 }
 
@@ -123,13 +100,7 @@ describe('SIGKILL of a cluster instance at a seeded random moment while records 
           expect(r.restarts).toBe(1);
           expect(survivors).toContain(r.instance);
         }
-        const byTransaction = new Map<string, RunningSum[]>();
-        for (const m of log.of('collected')) {
-          expect(m.transaction).not.toBeNull();
-          if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-          else byTransaction.set(m.transaction!, m.records!);
-        }
-        expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+        expectExactRunningSums(committedOnce(log), N, KEYS);
         for (const i of survivors) children[i].send({ cmd: 'exit' });
       },
       CASE_MS,

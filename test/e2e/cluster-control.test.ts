@@ -25,23 +25,29 @@
  * Synchronised on flag files, IPC and the observed messages only. Cleanup: buckets, children,
  * proxies, the directory.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { connect } from '@nats-io/transport-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce as committed,
+  forkInstance,
+  NATS_SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const NATS = 'nats://127.0.0.1:4222';
+const NATS = NATS_SERVERS[0];
 const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
@@ -54,25 +60,11 @@ const TIMEOUT_MS = 8000;
  */
 const CASE_MS = 420_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function startInstances(extra: { args?: Record<string, string>; restartStrategy?: unknown } = {}) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-control-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const name = `ctl${process.pid}-${Date.now().toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: [NATS], name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
+  const dir = tempDir(cleanups, 'weir-cluster-control-');
+  const name = clusterName(cleanups, 'ctl');
   const log = new Log();
   // The test's own view of the run's subjects (members → coordinator and back).
   const nc = await connect({ servers: NATS });
@@ -88,30 +80,20 @@ async function startInstances(extra: { args?: Record<string, string>; restartStr
     const proxy = await tcpProxy(4222);
     cleanups.push(() => proxy.close());
     proxies.push(proxy);
-    const child = fork(HOST, [
-      JSON.stringify({
-        job: JOB,
-        options: {
-          parallelism: INSTANCES,
-          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir, ...extra.args },
-          checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
-          cluster: {
-            servers: [`nats://127.0.0.1:${proxy.port}`],
-            name,
-            instances: INSTANCES,
-            timeoutMs: TIMEOUT_MS,
-          },
-          ...(extra.restartStrategy ? { restartStrategy: extra.restartStrategy } : {}),
+    const child = forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir, ...extra.args },
+        checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+        cluster: {
+          servers: [`nats://127.0.0.1:${proxy.port}`],
+          name,
+          instances: INSTANCES,
+          timeoutMs: TIMEOUT_MS,
         },
-      }),
-    ]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
+        ...(extra.restartStrategy ? { restartStrategy: extra.restartStrategy } : {}),
+      },
     });
     children.push(child);
   }
@@ -129,17 +111,6 @@ async function untilHeldAndCheckpointed(dir: string, log: Log, children: readonl
   const before = log.of('checkpoint').length;
   await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
   return log.of('checkpoint')[0].instance; // the coordinator
-}
-
-/** Every committed transaction (from any instance), counted once by its id. */
-function committed(log: Log): RunningSum[] {
-  const byTransaction = new Map<string, RunningSum[]>();
-  for (const m of log.of('collected')) {
-    expect(m.transaction).not.toBeNull();
-    if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-    else byTransaction.set(m.transaction!, m.records!);
-  }
-  return [...byTransaction.values()].flat();
 }
 
 /** Every committed transaction (from any instance), counted once by its id: exactly the running sums. */
@@ -299,21 +270,15 @@ describe('cluster job control messages and restarts', () => {
       // Run 2: a job of one process restores the savepoint with the sources released.
       writeFileSync(path.join(dir, 'release'), '');
       const restored = new Log();
-      const child = fork(HOST, [
-        JSON.stringify({
-          job: JOB,
-          options: {
-            parallelism: INSTANCES,
-            args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
-            checkpointing: { interval: 100, dir: path.join(dir, 'run2') },
-            restoreFrom: savepointDir,
-          },
-        }),
-      ]);
-      cleanups.push(() => {
-        child.kill('SIGKILL');
+      const child = forkInstance(cleanups, restored, 0, HOST, {
+        job: JOB,
+        options: {
+          parallelism: INSTANCES,
+          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+          checkpointing: { interval: 100, dir: path.join(dir, 'run2') },
+          restoreFrom: savepointDir,
+        },
       });
-      child.on('message', (m) => restored.add(0, m as InstanceMessage));
       await restored.until('the restored run', () => restored.of('result').length === 1);
       expect(restored.of('deployed')[0].restoredFrom).toBe(savepointId);
       expect(restored.of('result')[0].status).toBe('finished');
