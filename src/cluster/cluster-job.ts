@@ -564,7 +564,9 @@ export async function runClusterInstance(
       const taskConfig: TaskCheckpointConfig = {
         mode: c.mode,
         dir: cluster.checkpointDir,
-        incremental: false,
+        // A delta's base chunks are in the shared directory, which nothing in a cluster job
+        // discards (docs/architecture.md "Incremental checkpoints of a cluster job").
+        incremental: c.incremental,
         fullEvery: c.fullEvery,
         stateBackend: o.stateBackend,
         unaligned: c.unaligned,

@@ -52,18 +52,21 @@ export interface DirectoryRestore {
  * process commits (job-checkpointing.ts), so a directory holding it restores like any other.
  */
 export function metadataOfRecord(plan: ExecutionPlan, record: ClusterCheckpointRecord): CheckpointMetadata {
+  const subtasks = Object.entries(record.tasks).flatMap(([key, handles]) =>
+    handles.operators.map((op) => ({
+      operatorUid: op.operatorUid,
+      subtaskIndex: Number(key.split('/')[1]),
+      chunks: op.chunks,
+    })),
+  );
   return {
     checkpointId: record.checkpointId,
     timestamp: record.completedAt,
-    incremental: false,
+    // A delta names its base chain's chunks (written by earlier checkpoints, on whichever
+    // instance ran the task then) before its own, as a job of one process's metadata does.
+    incremental: subtasks.some((s) => s.chunks.some((h) => h.checkpointId !== record.checkpointId)),
     job: jobMetadataOf(plan),
-    subtasks: Object.entries(record.tasks).flatMap(([key, handles]) =>
-      handles.operators.map((op) => ({
-        operatorUid: op.operatorUid,
-        subtaskIndex: Number(key.split('/')[1]),
-        chunks: op.chunks,
-      })),
-    ),
+    subtasks,
   };
 }
 
