@@ -33,7 +33,7 @@
  * placement, cluster-checkpoints.ts for the checkpoint protocol's decisions).
  */
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from '@nats-io/transport-node';
 import type { LogLevel } from '../api/logger.js';
@@ -53,7 +53,7 @@ import type {
   TaskRestoreState,
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
-import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import type { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { assertNever } from '../util/assert-never.js';
 import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
 import {
@@ -93,6 +93,7 @@ import {
   reconcileRunControl,
 } from './run-control.js';
 import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
+import { openSharedCheckpointStorage } from './shared-checkpoint-storage.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
 /** The committed failure of the job (run-control.ts `ClusterJobOutcome`). */
@@ -187,8 +188,7 @@ export async function runClusterInstance(
   const atOpen = sharedDirAtOpen(o, cluster.checkpointDir);
   // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
   // it without validating.
-  mkdirSync(cluster.checkpointDir, { recursive: true });
-  const storage = CheckpointStorage.open(cluster.checkpointDir);
+  const storage = await openSharedCheckpointStorage(cluster.checkpointDir);
   // `restoreFrom` decided on every instance before it joins: a refusal (a damaged newest
   // checkpoint, a misfit) fails every instance alike and at once; were it only the coordinator's,
   // the others would wait for `instances` members forever. Decided after this instance's own
