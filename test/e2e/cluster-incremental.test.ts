@@ -14,22 +14,25 @@
  * transaction any instance committed, counted once by its id, is exactly the running sums (a
  * restore that dropped the base chain, or applied it out of order, loses or changes sums).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce,
+  forkInstance,
+  NATS_SERVERS as SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
@@ -37,50 +40,28 @@ const INSTANCES = 3;
 /** See cluster-job.test.ts: short enough for a quick takeover, long enough for a loaded machine. */
 const KILL_TIMEOUT_MS = 4000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 function startInstances() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-incremental-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const name = `inc${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
+  const dir = tempDir(cleanups, 'weir-cluster-incremental-');
+  const name = clusterName(cleanups, 'inc');
   const log = new Log();
-  const children: ChildProcess[] = [];
-  for (let i = 0; i < INSTANCES; i++) {
-    const options = {
-      parallelism: INSTANCES,
-      args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
-      checkpointing: {
-        interval: 100,
-        dir: path.join(dir, 'checkpoints'),
-        incremental: true,
-        fullEvery: 1000,
+  const children = Array.from({ length: INSTANCES }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+        checkpointing: {
+          interval: 100,
+          dir: path.join(dir, 'checkpoints'),
+          incremental: true,
+          fullEvery: 1000,
+        },
+        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS },
       },
-      cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS },
-    };
-    const child = fork(HOST, [JSON.stringify({ job: JOB, options })]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    children.push(child);
-  }
+    }),
+  );
   return { dir, log, children };
 }
 
@@ -134,13 +115,7 @@ describe('incremental checkpoints of a cluster job', () => {
       expect(r.status).toBe('finished');
       expect(r.restarts).toBe(1);
     }
-    const byTransaction = new Map<string, RunningSum[]>();
-    for (const m of log.of('collected')) {
-      expect(m.transaction).not.toBeNull();
-      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-      else byTransaction.set(m.transaction!, m.records!);
-    }
-    expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+    expectExactRunningSums(committedOnce(log), N, KEYS);
     for (const i of survivors) children[i].send({ cmd: 'exit' });
   });
 });

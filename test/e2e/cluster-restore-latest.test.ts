@@ -22,92 +22,52 @@
  * newest checkpoint is refused on every instance (RestoreFallbackRefusedError) unless
  * `allowFallbackPastDamaged`, which restores the one before with a `fallback-past-damaged` warning.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
 import { flipByte, overwriteChunkInLmdb } from '../unit/state/storage/helpers.js';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce as committed,
+  forkInstance,
+  tempDir as freshTempDir,
+  NATS_SERVERS as SERVERS,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const N = 6000;
 const PARALLELISM = 3;
 const HOLD = 500;
 const KEYS = 10;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** A fresh cluster name whose buckets are deleted after the test. */
-function clusterName(): string {
-  const name = `rl${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
-  return name;
-}
+const cleanups = cleanupsAfterEach();
+const tempDir = (prefix: string) => freshTempDir(cleanups, prefix);
 
 /** Forks `count` instances of a new cluster with `extra` options; children killed after the test. */
 function start(count: number, dir: string, checkpoints: string, extra: Record<string, unknown> = {}) {
-  const name = clusterName();
+  const name = clusterName(cleanups, 'rl');
   const log = new Log();
-  const children: ChildProcess[] = [];
-  for (let i = 0; i < count; i++) {
-    const options = {
-      parallelism: PARALLELISM,
-      args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
-      checkpointing: { interval: 100, dir: checkpoints },
-      cluster: { servers: SERVERS, name, instances: count },
-      ...extra,
-    };
-    const child = fork(HOST, [JSON.stringify({ job: JOB, options })]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    children.push(child);
-  }
+  const children: ChildProcess[] = Array.from({ length: count }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: PARALLELISM,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+        checkpointing: { interval: 100, dir: checkpoints },
+        cluster: { servers: SERVERS, name, instances: count },
+        ...extra,
+      },
+    }),
+  );
   return { log, children };
-}
-
-/** Every committed transaction of `logs`, counted once by its id; repeats carry the same records. */
-function committed(...logs: Log[]): RunningSum[] {
-  const byTransaction = new Map<string, RunningSum[]>();
-  for (const log of logs)
-    for (const m of log.of('collected')) {
-      expect(m.transaction).not.toBeNull();
-      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-      else byTransaction.set(m.transaction!, m.records!);
-    }
-  return [...byTransaction.values()].flat();
 }
 
 /**
