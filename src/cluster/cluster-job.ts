@@ -95,6 +95,7 @@ import {
 } from './run-control.js';
 import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
 import { openSharedCheckpointStorage } from './shared-checkpoint-storage.js';
+import { SharedDirRetention } from './shared-dir-retention.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
 /** The committed end of the job: failed, or stopped with a savepoint (run-control.ts `ClusterJobEnd`). */
@@ -190,6 +191,8 @@ export async function runClusterInstance(
   // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
   // it without validating.
   const storage = await openSharedCheckpointStorage(cluster.checkpointDir);
+  // `retain` for full checkpoints only (shared-dir-retention.ts says why).
+  const retention = c.incremental ? null : new SharedDirRetention(storage, c.retain, log);
   // `restoreFrom` decided on every instance before it joins: a refusal (a damaged newest
   // checkpoint, a misfit) fails every instance alike and at once; were it only the coordinator's,
   // the others would wait for `instances` members forever. Decided after this instance's own
@@ -352,7 +355,8 @@ export async function runClusterInstance(
           publish: (m) => send(subjects.ctl, m),
           commit: async (record) => {
             await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
-            await commitToSharedDir(storage, client.plan, record, log);
+            if ((await commitToSharedDir(storage, client.plan, record, log)) && retention)
+              void retention.written(record.checkpointId);
           },
           onCompleted: (record, bytes, durationMs) => {
             client.recordCheckpoint(statsOf(record, bytes, durationMs));
@@ -766,6 +770,7 @@ export async function runClusterInstance(
     await lease?.close({ release: true }).catch(() => undefined);
     await membership.leave().catch(() => undefined);
     await conn?.close().catch(() => undefined);
+    await retention?.settled();
     await storage.close();
   }
 }
@@ -1037,21 +1042,22 @@ async function readRestore(
  * record was committed through the lease (the commit point stays the record): so the directory
  * holds it when the NATS buckets are gone — `weir checkpoints DIR` lists it, `restoreFrom: DIR`
  * (a cluster job's or a job of one process) restores it. A failure here only costs that (a warning).
+ * True when the metadata was written (shared-dir-retention.ts discards only after that).
  */
 async function commitToSharedDir(
   storage: CheckpointStorage,
   plan: ExecutionPlan,
   record: ClusterCheckpointRecord,
   log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
-): Promise<void> {
+): Promise<boolean> {
   try {
     const outcome = await storage.commitCheckpoint(metadataOfRecord(plan, record));
-    if (outcome.state !== 'committed')
-      log(
-        'warn',
-        { checkpointId: record.checkpointId, outcome: outcome.state },
-        'checkpoint metadata not written to the shared directory',
-      );
+    if (outcome.state === 'committed') return true;
+    log(
+      'warn',
+      { checkpointId: record.checkpointId, outcome: outcome.state },
+      'checkpoint metadata not written to the shared directory',
+    );
   } catch (e) {
     log(
       'warn',
@@ -1059,6 +1065,7 @@ async function commitToSharedDir(
       'checkpoint metadata not written to the shared directory',
     );
   }
+  return false;
 }
 
 const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;

@@ -29,6 +29,7 @@ import { describe, expect, it } from 'vitest';
 import { clusterCommand } from '../../src/cli/cluster-command.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { type ClusterStatus, readClusterStatus } from '../../src/cluster/cluster-status.js';
+import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
 import { ROOT } from './cli-process.js';
 import {
   cleanupsAfterEach,
@@ -165,6 +166,15 @@ describe('a job formed by three processes (the cluster option)', () => {
     const sums = results.flatMap((r) => r.sinks!.sums);
     expect(results.filter((r) => r.sinks!.sums.length > 0)).toHaveLength(INSTANCES);
     expectExactRunningSums(sums, N, KEYS);
+    // checkpointing.retain (default 3) in the shared directory: the newest three committed stay.
+    const committedIds = log.of('checkpoint').map((m) => m.checkpointId!);
+    expect(committedIds.length).toBeGreaterThan(3);
+    const shared = CheckpointStorage.open(path.join(dir, 'checkpoints'), { create: false });
+    try {
+      expect(shared.listCompleted()).toEqual(committedIds.slice(-3));
+    } finally {
+      await shared.close();
+    }
     // The probe of the shared checkpoint directory was written there.
     expect(
       readdirSync(path.join(dir, 'checkpoints')).some((f) => f.startsWith(`.weir-cluster-${name}-`)),
