@@ -10,6 +10,9 @@
 // by thread id: the main thread first, then V8's and libuv's helper threads, then the pool's
 // worker threads in start order. CPU per record includes each thread's start-up (module loading
 // and JIT): run once with a small --n (e.g. 10000) to see that fixed part and subtract it.
+// With --mode EO it also prints every completed checkpoint: when it was triggered relative to the
+// first sink record (the steady window starts there and lasts n / records/s), its duration and each
+// subtask's start delay, sync, serialize, write and ack times.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -77,6 +80,23 @@ try {
       console.log(`  thread ${tid}: ${used.toFixed(0)} ms, ${((used * 1e6) / n).toFixed(0)} ns/record`);
   }
   console.log(`  all threads: ${total.toFixed(0)} ms, ${((total * 1e6) / n).toFixed(0)} ns/record`);
+  // Where an exactly-once run's extra time can go: each completed checkpoint's trigger time
+  // relative to the steady window, end-to-end duration, slowest alignment / sync / async part.
+  for (const c of result.checkpoints) {
+    const at = c.triggerTimestamp - firstAt; // both wall-clock epoch ms
+    console.log(
+      `  checkpoint ${c.checkpointId}: triggered ${at.toFixed(0)} ms after the first sink record, ` +
+        `${c.durationMs.toFixed(1)} ms, alignment ${c.maxAlignmentDurationMs.toFixed(1)} ms, ` +
+        `sync ${c.maxSyncDurationMs.toFixed(1)} ms, async ${c.maxAsyncDurationMs.toFixed(1)} ms, ${c.bytes} bytes`,
+    );
+    const ms = (x) => (x === undefined ? '–' : x.toFixed(1));
+    for (const t of c.subtasks) {
+      console.log(
+        `    ${t.task}: start ${ms(t.startDelayMs)}, sync ${ms(t.syncDurationMs)}, serialize ${ms(t.serializeMs)}, ` +
+          `write ${ms(t.writeMs)}, ack ${ms(t.ackDelayMs)} ms`,
+      );
+    }
+  }
 } finally {
   clearInterval(sampler);
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -83,6 +83,7 @@ import { CoordinatorLease } from './coordinator-lease.js';
 import { watchJoiners } from './join-watcher.js';
 import { publishMemberStatus } from './member-status.js';
 import {
+  type ClusterJobEnd,
   type ClusterJobOutcome,
   initialRunControl,
   noteComplete,
@@ -92,7 +93,7 @@ import {
 import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
-/** The committed failure of the job (run-control.ts `ClusterJobOutcome`). */
+/** The committed end of the job: failed, or stopped with a savepoint (run-control.ts `ClusterJobEnd`). */
 export const OUTCOME_KEY = 'outcome';
 
 /**
@@ -230,6 +231,13 @@ export async function runClusterInstance(
         log('info', { instance: id }, 'the job finished before this instance was given a share');
         return { metrics: new Map(), restarts: 0 };
       }
+      if ('stopped' in awaited) {
+        // The job stopped with a savepoint while this instance's run ended (it missed `stop`:
+        // its run failed first, or it joined meanwhile): it ends stopped too, never restarts.
+        log('info', { instance: id, ...awaited.stopped }, 'the job stopped with a savepoint');
+        host.savepoints.end('the job stopped with a savepoint');
+        return { stopped: awaited.stopped, restarts: awaited.attempt };
+      }
       const { assignment, upstream } = awaited;
       // The job's attempt, not this process's count: an instance that joined a running job
       // deploys first at that job's attempt (its result shows the restart it took part in).
@@ -281,6 +289,7 @@ export async function runClusterInstance(
         failLocal(outcome.message);
       };
       const outcomeOf = (message: string, reason: ClusterJobOutcome['reason']): ClusterJobOutcome => ({
+        kind: 'failed',
         lineage: assignment.lineage,
         run: assignment.run,
         message,
@@ -296,6 +305,11 @@ export async function runClusterInstance(
         const allTasks = Object.keys(assignment.tasks);
         // The job's end is committed before it is told (`fail` is at most once; run-control.ts).
         const endJob = async (outcome: ClusterJobOutcome) => {
+          if (savepoints?.stopping) {
+            // The job's stop is committed: it ends stopped on every member, not failed.
+            log('warn', { err: outcome.message }, 'a failure while the job stops with a savepoint');
+            return;
+          }
           await activeLease
             .commit(OUTCOME_KEY, JSON.stringify(outcome))
             .catch((e) => log('warn', { err: (e as Error).message }, 'job outcome not committed'));
@@ -356,6 +370,15 @@ export async function runClusterInstance(
           members: assignment.members,
           storage,
           publish: (m) => send(subjects.ctl, m),
+          commitStop: async (stop) => {
+            const end: ClusterJobEnd = {
+              kind: 'stopped',
+              lineage: assignment.lineage,
+              run: assignment.run,
+              ...stop,
+            };
+            await activeLease.commit(OUTCOME_KEY, JSON.stringify(end));
+          },
           timeoutMs: c.timeout,
           log,
         });
@@ -428,6 +451,18 @@ export async function runClusterInstance(
           case 'fail':
             failJob(a.outcome);
             return;
+          case 'stop': {
+            // The committed stop of a stop-with-savepoint whose `stop` message this member missed.
+            const m = {
+              type: 'stop' as const,
+              requestId: a.stop.requestId,
+              checkpointId: a.stop.checkpointId,
+              path: a.stop.path,
+            };
+            stop.onControl(m);
+            host.savepoints.onControl(m);
+            return;
+          }
           default:
             return assertNever(a, 'run control action');
         }
@@ -733,7 +768,11 @@ async function awaitAssignment(
   granted: () => { readonly run: string; readonly notBefore: number } | null,
   nextCheckpointId: number,
   initialRestore: () => DirectoryRestore | null,
-): Promise<{ assignment: PublishedAssignment; upstream: Upstream | null } | 'finished'> {
+): Promise<
+  | { assignment: PublishedAssignment; upstream: Upstream | null }
+  | { stopped: ClusterSavepoint; attempt: number }
+  | 'finished'
+> {
   const period = Math.max(20, Math.floor(cluster.timeoutMs / 8));
   let previous = previousRun?.assignment ?? null;
   let ended = previousRun?.ended ?? 'restart';
@@ -742,8 +781,8 @@ async function awaitAssignment(
     if (client.options.signal?.aborted)
       throw new ClusterError(cluster.name, 'waiting for the assignment', 'aborted');
     if (previous) {
-      const outcome = await readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY);
-      if (outcome?.lineage === previous.lineage) throw jobFailedError(outcome, undefined);
+      const end = await endOf(conn, previous);
+      if (end) return end;
     }
     const entry = await conn.coordinator.get(ASSIGNMENT_KEY);
     if (entry && entry.operation === 'PUT') {
@@ -787,6 +826,13 @@ async function awaitAssignment(
         .filter((m) => m !== deposed)
         .sort();
       if (live.length >= (previous ? 1 : cluster.instances) && live.includes(id)) {
+        // Read again under the lease: the previous coordinator's commit of the job's end (its stop
+        // with a savepoint) is fenced by the lease this instance holds now, so a commit it made
+        // is visible here, and one it did not make can no longer happen.
+        if (previous) {
+          const end = await endOf(conn, previous);
+          if (end) return end;
+        }
         const run = `${epoch}x${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
         writeFileSync(join(cluster.checkpointDir, probeName(cluster.name, run)), run);
         const lineage = previous?.lineage ?? run;
@@ -881,9 +927,24 @@ async function readControlFacts(conn: ClusterConnection) {
   const [assignment, checkpoint, outcome] = await Promise.all([
     readRecord<PublishedAssignment>(conn, ASSIGNMENT_KEY),
     readCheckpointRecord(conn),
-    readRecord<ClusterJobOutcome>(conn, OUTCOME_KEY),
+    readRecord<ClusterJobEnd>(conn, OUTCOME_KEY),
   ]);
   return { assignmentRun: assignment?.run ?? null, checkpoint, outcome };
+}
+
+/**
+ * The committed end of `previous`'s job, if any: it stopped with a savepoint (this instance ends
+ * stopped too), or it failed (thrown as the JobFailedError every instance throws).
+ */
+async function endOf(
+  conn: ClusterConnection,
+  previous: PublishedAssignment,
+): Promise<{ stopped: ClusterSavepoint; attempt: number } | null> {
+  const end = await readRecord<ClusterJobEnd>(conn, OUTCOME_KEY);
+  if (end?.lineage !== previous.lineage) return null;
+  if (end.kind === 'stopped')
+    return { stopped: { checkpointId: end.checkpointId, path: end.path }, attempt: previous.attempt };
+  throw jobFailedError(end, undefined);
 }
 
 /** The job's failure as every instance throws it (the strategy's error, as for a job of one process). */

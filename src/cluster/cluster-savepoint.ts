@@ -10,7 +10,9 @@
  *    lease's fence like every checkpoint, `complete` published, and nothing triggered after it),
  *    copies it — metadata and every chunk, from the shared checkpoint directory — into `dir` as a
  *    self-contained checkpoint directory (savepoint-copy.ts; `dir` must be readable where it will
- *    be restored), then publishes `stop { requestId, checkpointId, path }` on `ctl`. A savepoint
+ *    be restored), commits the stop as the job's `outcome` record through the lease's fence
+ *    (run-control.ts `ClusterJobStop`), then publishes `stop { requestId, checkpointId, path }` on
+ *    `ctl`. A savepoint
  *    that is declined, times out or cannot be copied is `savepoint-failed { requestId }` instead,
  *    and the job runs on (periodic checkpoints resume).
  * 3. Every member ({@link MemberStop}) waits until its tasks' committing sinks committed up to the
@@ -24,7 +26,13 @@
  *
  * Control messages are core NATS (at most once): a lost `savepoint` or answer makes the asker's
  * wait end with an error after a bound; a lost `stopped`/`stopped-all` only costs the
- * `sinksCommitted` mark (members stop after the bound anyway).
+ * `sinksCommitted` mark (members stop after the bound anyway). A lost `stop` costs one read
+ * period: every member reads the committed stop back (cluster-job.ts, run-control.ts), and so does
+ * an instance that takes the lease over or waits for its next assignment — a member that missed
+ * `stop` never runs on past the savepoint, and the job never restarts after it (a run after the
+ * savepoint would commit output that a restore of the savepoint commits again). The stop is
+ * committed only after the savepoint was copied: a coordinator that dies before that leaves a job
+ * that runs on under the next coordinator, and the asker's wait ends with an error.
  */
 
 import { resolve } from 'node:path';
@@ -52,6 +60,11 @@ export interface SavepointCoordinatorOptions {
   /** The shared checkpoint directory (the savepoint's chunks are read from it). */
   readonly storage: CheckpointStorage;
   readonly publish: (m: SavepointCoordinatorMessage) => void;
+  /**
+   * Commits the stop (the job's `outcome` record) through the lease's fence before `stop` is
+   * published; rejects when the lease was lost (the savepoint then fails, the job runs on).
+   */
+  readonly commitStop: (stop: { requestId: string; checkpointId: number; path: string }) => Promise<void>;
   readonly timeoutMs: number;
   readonly log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void;
 }
@@ -71,6 +84,12 @@ export class SavepointCoordinator {
   constructor(o: SavepointCoordinatorOptions) {
     this.#o = o;
   }
+
+  /** The job's stop is committed (or being committed): its end must not be overwritten by a failure. */
+  get stopping(): boolean {
+    return this.#stopCommitting;
+  }
+  #stopCommitting = false;
 
   onMessage(m: SavepointMemberMessage): void {
     switch (m.type) {
@@ -120,6 +139,13 @@ export class SavepointCoordinator {
       record = await o.checkpoints.triggerSavepoint();
       await copyCheckpoint(o.storage, metadataOfRecord(o.plan, record), path);
       const savepoint = { checkpointId: record.checkpointId, path };
+      this.#stopCommitting = true;
+      try {
+        await o.commitStop({ requestId, ...savepoint });
+      } catch (e) {
+        this.#stopCommitting = false;
+        throw e;
+      }
       this.#active!.savepoint = savepoint;
       o.log(
         'info',

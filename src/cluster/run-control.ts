@@ -10,7 +10,9 @@
  * | `complete`   | `checkpoint` record of this run with a higher id than any completed   |
  * | `restart`    | `assignment` of another run; or this instance holds the lease although |
  * |              | the run's coordinator is another (it lost the lease)                   |
- * | `fail`       | `outcome` record of this job's lineage                                 |
+ * | `fail`       | `outcome` record of this job's lineage (`kind: 'failed'`)              |
+ * | `stop`       | `outcome` record of this job's lineage (`kind: 'stopped'`): the stop    |
+ * |              | of a stop-with-savepoint, committed before it is published             |
  * | `trigger`, `abort` | none needed: the checkpoint times out and the next one follows   |
  *
  * Reads are `get`s (a request each), not a watch: every read answers for itself after a
@@ -22,8 +24,17 @@
  * commits everything up to n, so a skipped id's output is committed with the next.
  */
 
-/** The committed end of a job that failed (the coordinator bucket's `outcome` key). */
+/**
+ * The committed end of a job (the coordinator bucket's `outcome` key): it failed, or it stops
+ * with a savepoint. Committed through the lease's fence before it is told, so a member that
+ * missed the message, or an instance that takes the lease over, reads it back; once it is there
+ * no run of the job's lineage is assigned again.
+ */
+export type ClusterJobEnd = ClusterJobOutcome | ClusterJobStop;
+
+/** The committed end of a job that failed. */
 export interface ClusterJobOutcome {
+  readonly kind: 'failed';
   /** The job's first run id (`PublishedAssignment.lineage`). */
   readonly lineage: string;
   /** The run that failed. */
@@ -32,6 +43,22 @@ export interface ClusterJobOutcome {
   readonly reason: 'fatal-error' | 'restarts-exhausted';
   /** Restarts the job had made (every kind). */
   readonly restarts: number;
+}
+
+/**
+ * The committed stop of a stop-with-savepoint (cluster-savepoint.ts): the savepoint `checkpointId`
+ * exists at `path` and every member stops after its sinks committed up to it. A member that
+ * misses the `stop` message must not run on, and the job must not restart: a run after the
+ * savepoint would commit output that a restore of the savepoint commits again.
+ */
+export interface ClusterJobStop {
+  readonly kind: 'stopped';
+  readonly lineage: string;
+  /** The run that took the savepoint. */
+  readonly run: string;
+  readonly requestId: string;
+  readonly checkpointId: number;
+  readonly path: string;
 }
 
 export interface RunControlState {
@@ -49,7 +76,7 @@ export interface RunControlFacts {
   readonly assignmentRun: string | null;
   /** The committed checkpoint record, or null. */
   readonly checkpoint: { readonly run: string; readonly checkpointId: number } | null;
-  readonly outcome: ClusterJobOutcome | null;
+  readonly outcome: ClusterJobEnd | null;
   /** This instance holds the coordinator lease now. */
   readonly leaseHeld: boolean;
 }
@@ -57,7 +84,8 @@ export interface RunControlFacts {
 export type RunControlAction =
   | { readonly kind: 'complete'; readonly checkpointId: number }
   | { readonly kind: 'restart'; readonly reason: string }
-  | { readonly kind: 'fail'; readonly outcome: ClusterJobOutcome };
+  | { readonly kind: 'fail'; readonly outcome: ClusterJobOutcome }
+  | { readonly kind: 'stop'; readonly stop: ClusterJobStop };
 
 export const initialRunControl: RunControlState = { completedUpTo: 0 };
 
@@ -82,7 +110,11 @@ export function reconcileRunControl(
     next = c.next;
     if (c.action) actions.push(c.action);
   }
-  if (f.outcome && f.outcome.lineage === f.lineage) actions.push({ kind: 'fail', outcome: f.outcome });
+  // The job's committed end comes before any restart: a stopping job never restarts.
+  if (f.outcome && f.outcome.lineage === f.lineage)
+    actions.push(
+      f.outcome.kind === 'stopped' ? { kind: 'stop', stop: f.outcome } : { kind: 'fail', outcome: f.outcome },
+    );
   else if (f.assignmentRun !== null && f.assignmentRun !== f.run)
     actions.push({
       kind: 'restart',

@@ -27,6 +27,7 @@ import { consoleLogger, errorField, type Logger } from '../api/logger.js';
 import type { PollResult, Source, SourceContext, SourceLag, SourceReader } from '../api/source.js';
 import { InvalidOptionError } from '../errors.js';
 import { type Log, openLog } from '../log/log.js';
+import type { Durability } from '../log/log-options.js';
 import type { Topic } from '../log/topic.js';
 
 export interface LogSourceOptions {
@@ -38,6 +39,14 @@ export interface LogSourceOptions {
   readonly startFrom?: 'earliest' | 'latest';
   /** Read up to the end offsets observed at the first start, then end (default `false`). */
   readonly bounded?: boolean;
+  /**
+   * The durability the reader's log handle is opened with (default `'fsync'`). A reader never
+   * appends, but lmdb-js shares one environment per directory and process, so every handle on
+   * the directory in this process must agree: a job reading the log a service in the same
+   * process appends to with `durability: 'os'` sets `'os'` here too (else the reader fails with
+   * InvalidOptionError). Other processes may differ.
+   */
+  readonly durability?: Durability;
 }
 
 /** Operator-state entry: one partition and how far it has been read. */
@@ -57,7 +66,13 @@ const MORE: PollResult = { state: 'more' };
 const END: PollResult = { state: 'end' };
 
 export function log<T = unknown>(options: LogSourceOptions): Source<T> {
-  const { dir, topic, startFrom = 'earliest', bounded = false } = options ?? ({} as LogSourceOptions);
+  const {
+    dir,
+    topic,
+    startFrom = 'earliest',
+    bounded = false,
+    durability = 'fsync',
+  } = options ?? ({} as LogSourceOptions);
   if (typeof dir !== 'string' || dir.length === 0) {
     throw new InvalidOptionError('sources.log.dir', `must be a non-empty path, got ${String(dir)}`);
   }
@@ -73,11 +88,17 @@ export function log<T = unknown>(options: LogSourceOptions): Source<T> {
   if (typeof bounded !== 'boolean') {
     throw new InvalidOptionError('sources.log.bounded', `must be a boolean, got ${String(bounded)}`);
   }
+  if (durability !== 'fsync' && durability !== 'os') {
+    throw new InvalidOptionError(
+      'sources.log.durability',
+      `must be 'fsync' or 'os', got ${String(durability)}`,
+    );
+  }
   return {
     type: 'log',
     bounded,
     createReader(ctx: SourceContext): SourceReader<T> {
-      const handle = openLog(dir);
+      const handle = openLog(dir, { durability });
       try {
         const t = handle.topic<T>(topic);
         const splits =

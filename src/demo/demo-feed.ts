@@ -8,10 +8,17 @@
  * nothing blocks the event loop); when an append takes longer than a tick, the next batch is
  * simply larger. Each click's append latency (the call → its promise resolved, i.e. durable under
  * the log's default fsync durability) is recorded once per click, so its percentiles are per click.
+ *
+ * Beside it the feed samples the main thread's event-loop delay while it appends
+ * (`monitorEventLoopDelay`, 1 ms resolution): the append path needs the main thread twice per
+ * group (to plan the group, and to run the commit's resolution), so a starved or blocked event
+ * loop shows up in the append latency; the two figures side by side tell a slow disk from a
+ * busy CPU.
  */
 
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Topic } from '../log/topic.js';
-import { LatencyRecorder } from '../report/latency-recorder.js';
+import { LatencyRecorder, type LatencySummary } from '../report/latency-recorder.js';
 import { clickAt, clickPartition } from './demo-clicks.js';
 import type { LoggedClick } from './demo-records.js';
 import { wallClockMs } from './demo-telemetry.js';
@@ -31,6 +38,8 @@ export interface ClickFeed {
   appended(): number;
   /** Append call → durable, ms, one value per click appended so far. */
   readonly appendLatency: LatencyRecorder;
+  /** The main thread's event-loop delay while the feed ran, ms; null before any sample. */
+  eventLoopDelay(): LatencySummary | null;
   /** Resolves with the number of clicks appended: `n`, or fewer after {@link stop}. */
   readonly done: Promise<number>;
   /** Stops appending after the append in flight (when the job failed for good). */
@@ -43,6 +52,7 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
   let stopped = false;
   let wake: (() => void) | null = null;
   const appendLatency = new LatencyRecorder();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   const sleep = () =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -56,6 +66,15 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
     });
   const run = async (): Promise<number> => {
     const start = wallClockMs();
+    loopDelay.enable();
+    try {
+      await appendUntilDone(start);
+    } finally {
+      loopDelay.disable();
+    }
+    return next;
+  };
+  const appendUntilDone = async (start: number): Promise<void> => {
     while (next < o.n && !stopped) {
       const now = wallClockMs();
       const due = Math.min(o.n, Math.floor(((now - start) * o.rate) / 1000) + 1);
@@ -78,15 +97,29 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
       }
       if (next < o.n && !stopped) await sleep();
     }
-    return next;
   };
   return {
     appended: () => next,
     appendLatency,
+    eventLoopDelay: () => loopDelaySummary(loopDelay),
     done: run(),
     stop() {
       stopped = true;
       wake?.();
     },
+  };
+}
+
+/** An event-loop delay histogram (ns) as a latency summary in ms; null before any sample. */
+function loopDelaySummary(h: ReturnType<typeof monitorEventLoopDelay>): LatencySummary | null {
+  if (h.count === 0) return null;
+  const ms = (ns: number) => ns / 1e6;
+  return {
+    count: h.count,
+    p50: ms(h.percentile(50)),
+    p99: ms(h.percentile(99)),
+    p999: ms(h.percentile(99.9)),
+    max: ms(h.max),
+    mean: ms(h.mean),
   };
 }

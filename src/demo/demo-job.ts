@@ -28,6 +28,7 @@ import { windows } from '../api/windows.js';
 import { file } from '../connectors/file-sink.js';
 import { log } from '../connectors/log-source.js';
 import { InvalidOptionError } from '../errors.js';
+import type { Durability } from '../log/log-options.js';
 import { CLICK_MAX_LATENESS_MS, DEMO_WINDOW_MS, demoWindowStart, partitionEnd } from './demo-clicks.js';
 import { logUntilEnds } from './demo-log-source.js';
 import { type CrashPlan, probeSink } from './demo-probe-sink.js';
@@ -46,6 +47,8 @@ export interface DemoJobArgs {
   readonly telemetry: string | undefined;
   readonly crashFile: string | undefined;
   readonly crashAfter: number;
+  /** The log's durability in the appending process (the reader's handle must match it). */
+  readonly durability: Durability;
 }
 
 /** Parses the job's string arguments; a bad value is an InvalidOptionError naming it. */
@@ -77,7 +80,14 @@ export function parseDemoJobArgs(args: Readonly<Record<string, string>>): DemoJo
     telemetry: args.telemetry || undefined,
     crashFile: args.crashFile || undefined,
     crashAfter: Math.floor(num('crashAfter', 1, 1)),
+    durability: durabilityArg(args.durability),
   };
+}
+
+function durabilityArg(raw: string | undefined): Durability {
+  if (raw === undefined || raw === '' || raw === 'fsync') return 'fsync';
+  if (raw === 'os') return 'os';
+  throw new InvalidOptionError('args.durability', `must be 'fsync' or 'os', got ${JSON.stringify(raw)}`);
 }
 
 // ---- the source: clicks the main thread appends to the embedded log ---------------------------
@@ -92,8 +102,9 @@ function clickStream(
   partitions: number,
   telemetry: (partition: number) => TelemetryPoster | null,
 ): DataStream<LoggedClick> {
-  const source = logUntilEnds(log<LoggedClick>({ dir: a.log, topic: a.topic, startFrom: 'earliest' }), (p) =>
-    partitionEnd(a.n, p, partitions),
+  const source = logUntilEnds(
+    log<LoggedClick>({ dir: a.log, topic: a.topic, startFrom: 'earliest', durability: a.durability }),
+    (p) => partitionEnd(a.n, p, partitions),
   );
   return env
     .fromSource(source, 'clicks from the log')

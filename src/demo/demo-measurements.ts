@@ -18,6 +18,8 @@ export interface ModeObservation {
   readonly appendStartedAt: number;
   /** Append call → durable per click (the feed's own measurement); null when nothing was appended. */
   readonly appendLatency: LatencySummary | null;
+  /** The main thread's event-loop delay while the feed appended; null when it never ran. */
+  readonly feedLoopDelay: LatencySummary | null;
   readonly endedAt: number;
   readonly deployments: readonly {
     readonly attempt: number;
@@ -56,6 +58,8 @@ export interface ModeMeasurements {
   readonly throughput: number;
   /** The main thread's append call → durable in the log, per click. */
   readonly appendLatency: LatencySummary | null;
+  /** The main thread's event-loop delay while it appended (the append path runs on it). */
+  readonly feedLoopDelay: LatencySummary | null;
   /** Append (main thread) → sink stage. */
   readonly latency: LatencySummary;
   /**
@@ -130,6 +134,7 @@ export function measureMode(o: ModeObservation, expected: DemoExpectation): Mode
     durationMs: o.endedAt - o.startedAt,
     throughput: span > 0 ? verdict.distinct / (span / 1000) : Number.NaN,
     appendLatency: o.appendLatency,
+    feedLoopDelay: o.feedLoopDelay,
     latency: latency.summary(),
     visibleLatency: visible.count > 0 ? visible.summary() : null,
     latencyDistribution: latency,

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { CheckpointMode } from '../api/source.js';
 import { type CompletedCheckpointStats, type JobResult, startJob } from '../coordinator/job-client.js';
 import { openLog } from '../log/log.js';
+import type { Durability } from '../log/log-options.js';
 import { type ClickFeed, feedClicks } from './demo-feed.js';
 import type { ModeObservation } from './demo-measurements.js';
 import type { CrashReport } from './demo-probe-sink.js';
@@ -35,6 +36,12 @@ export interface DemoRunConfig {
   readonly checkpointIntervalMs: number;
   /** Sink subtask 0 crashes after this fraction of its share of the clicks (and ≥ 1 checkpoint). */
   readonly crashAt: number;
+  /**
+   * The log's durability for the feed's appends: `'fsync'` (the default, what the demo's
+   * append latency means: call → durable) or, opt-in, `'os'` (call → written to the OS page
+   * cache, no fsync; the table labels the row so). The job's exactness does not depend on it.
+   */
+  readonly durability: Durability;
 }
 
 export async function runDemoMode(
@@ -97,7 +104,7 @@ export async function runDemoMode(
   const logDir = join(dir, 'log');
   const countsDir = join(dir, 'counts');
   const windowsDir = join(dir, 'windows');
-  const log = openLog(logDir);
+  const log = openLog(logDir, { durability: config.durability });
   try {
     const topic = log.topic<LoggedClick>('clicks', { partitions });
     const startedAt = wallClockMs();
@@ -113,6 +120,7 @@ export async function runDemoMode(
         windows: windowsDir,
         telemetry: telemetryName,
         crashFile,
+        durability: config.durability,
         crashAfter: String(Math.max(1, Math.floor((config.crashAt * config.records) / config.parallelism))),
       },
       checkpointing: { interval: config.checkpointIntervalMs, mode, dir: join(dir, 'checkpoints') },
@@ -191,6 +199,7 @@ export async function runDemoMode(
       startedAt,
       appendStartedAt: feedStartedAt,
       appendLatency: fed && fed.appendLatency.count > 0 ? fed.appendLatency.summary() : null,
+      feedLoopDelay: fed?.eventLoopDelay() ?? null,
       endedAt,
       deployments,
       failures,

@@ -7,7 +7,8 @@
  * window's clicks lost).
  *
  * Sizes come from {@link DemoOptions} (the e2e test runs a small one) or, from the CLI, from the
- * environment: WEIR_DEMO_RECORDS, WEIR_DEMO_RATE, WEIR_DEMO_OUT.
+ * environment: WEIR_DEMO_RECORDS, WEIR_DEMO_RATE, WEIR_DEMO_OUT, WEIR_DEMO_DURABILITY (`fsync`, the
+ * default, or `os`: the feed's appends are not fsynced; the table says so).
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -44,6 +45,7 @@ const DEFAULTS: DemoRunConfig = {
   parallelism: 2,
   checkpointIntervalMs: 500,
   crashAt: 0.5,
+  durability: 'fsync',
 };
 
 /** Demo options from WEIR_DEMO_* environment variables; a bad value is an InvalidOptionError. */
@@ -56,7 +58,15 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
       throw new InvalidOptionError(name, `must be a positive number, got ${JSON.stringify(raw)}`);
     return v;
   };
+  const durability = env.WEIR_DEMO_DURABILITY;
+  if (durability !== undefined && durability !== '' && durability !== 'fsync' && durability !== 'os') {
+    throw new InvalidOptionError(
+      'WEIR_DEMO_DURABILITY',
+      `must be 'fsync' or 'os', got ${JSON.stringify(durability)}`,
+    );
+  }
   return {
+    durability: durability === '' ? undefined : durability,
     records: num('WEIR_DEMO_RECORDS'),
     rate: num('WEIR_DEMO_RATE'),
     outDir: env.WEIR_DEMO_OUT || undefined,
@@ -71,8 +81,11 @@ function resolveConfig(o: DemoOptions): DemoRunConfig {
     parallelism: o.parallelism ?? DEFAULTS.parallelism,
     checkpointIntervalMs: o.checkpointIntervalMs ?? DEFAULTS.checkpointIntervalMs,
     crashAt: o.crashAt ?? DEFAULTS.crashAt,
+    durability: o.durability ?? DEFAULTS.durability,
   };
-  const positiveInt = (name: keyof DemoRunConfig) => {
+  if (c.durability !== 'fsync' && c.durability !== 'os')
+    throw new InvalidOptionError('demo.durability', `must be 'fsync' or 'os', got ${String(c.durability)}`);
+  const positiveInt = (name: Exclude<keyof DemoRunConfig, 'durability'>) => {
     if (!Number.isSafeInteger(c[name]) || c[name] < 1) {
       throw new InvalidOptionError(`demo.${name}`, `must be a positive integer, got ${c[name]}`);
     }
@@ -112,7 +125,7 @@ export async function runDemoWith(options: DemoOptions = {}): Promise<DemoOutcom
     runs.push(m);
   }
 
-  const table = demoTable(runs);
+  const table = demoTable(runs, config.durability);
   say(formatTextTable(table.head, table.rows));
   say();
 

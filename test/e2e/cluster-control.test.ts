@@ -15,27 +15,39 @@
  *    every instance ends with `restarts: 1`, the committed output is exact.
  * 3. The same throw without a restart strategy: every instance fails with a JobFailedError naming
  *    the failure (no instance hangs).
+ * 4. A lost `stop` of a stop-with-savepoint: once every task of one (non-coordinator, non-asking)
+ *    instance acknowledged the savepoint, the server's bytes to it are held, and once the test
+ *    sees `stop` its connections are cut and it reconnects. It must read the committed stop back
+ *    (run-control.ts) and end `stopped` with the others, not run on past the savepoint (and, with
+ *    the coordinator gone, restart alone from it); then a job of one process restores the
+ *    savepoint and the two runs' committed output together is exact.
  *
  * Synchronised on flag files, IPC and the observed messages only. Cleanup: buckets, children,
  * proxies, the directory.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { connect } from '@nats-io/transport-node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce as committed,
+  forkInstance,
+  NATS_SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const NATS = 'nats://127.0.0.1:4222';
+const NATS = NATS_SERVERS[0];
 const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
@@ -48,25 +60,11 @@ const TIMEOUT_MS = 8000;
  */
 const CASE_MS = 420_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function startInstances(extra: { args?: Record<string, string>; restartStrategy?: unknown } = {}) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-control-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const name = `ctl${process.pid}-${Date.now().toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: [NATS], name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
+  const dir = tempDir(cleanups, 'weir-cluster-control-');
+  const name = clusterName(cleanups, 'ctl');
   const log = new Log();
   // The test's own view of the run's subjects (members → coordinator and back).
   const nc = await connect({ servers: NATS });
@@ -82,30 +80,20 @@ async function startInstances(extra: { args?: Record<string, string>; restartStr
     const proxy = await tcpProxy(4222);
     cleanups.push(() => proxy.close());
     proxies.push(proxy);
-    const child = fork(HOST, [
-      JSON.stringify({
-        job: JOB,
-        options: {
-          parallelism: INSTANCES,
-          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir, ...extra.args },
-          checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
-          cluster: {
-            servers: [`nats://127.0.0.1:${proxy.port}`],
-            name,
-            instances: INSTANCES,
-            timeoutMs: TIMEOUT_MS,
-          },
-          ...(extra.restartStrategy ? { restartStrategy: extra.restartStrategy } : {}),
+    const child = forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir, ...extra.args },
+        checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+        cluster: {
+          servers: [`nats://127.0.0.1:${proxy.port}`],
+          name,
+          instances: INSTANCES,
+          timeoutMs: TIMEOUT_MS,
         },
-      }),
-    ]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
+        ...(extra.restartStrategy ? { restartStrategy: extra.restartStrategy } : {}),
+      },
     });
     children.push(child);
   }
@@ -127,13 +115,7 @@ async function untilHeldAndCheckpointed(dir: string, log: Log, children: readonl
 
 /** Every committed transaction (from any instance), counted once by its id: exactly the running sums. */
 function expectExactCommitted(log: Log): void {
-  const byTransaction = new Map<string, RunningSum[]>();
-  for (const m of log.of('collected')) {
-    expect(m.transaction).not.toBeNull();
-    if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-    else byTransaction.set(m.transaction!, m.records!);
-  }
-  expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+  expectExactRunningSums(committed(log), N, KEYS);
 }
 
 describe('cluster job control messages and restarts', () => {
@@ -225,6 +207,83 @@ describe('cluster job control messages and restarts', () => {
         expect(e.name).toBe('JobFailedError');
         expect(e.message).toMatch(/job failed after 0 restart\(s\): instance .* failed: .*injected failure/);
       }
+    },
+    CASE_MS,
+  );
+
+  it(
+    'an instance cut off right after it acknowledged the savepoint (its `stop` lost) still ends stopped with the others; a restore of the savepoint completes the output exactly',
+    async () => {
+      const { dir, log, children, proxies } = await startInstances();
+      const coordinator = await untilHeldAndCheckpointed(dir, log, children);
+      const victim = (coordinator + 1) % INSTANCES;
+      const asker = (coordinator + 2) % INSTANCES;
+      const member = (log.control.find(
+        (c) => c.m.type === 'ready' && String(c.m.member).includes(`-${children[victim].pid}-`),
+      )?.m.member ?? null) as string | null;
+      expect(member).not.toBeNull();
+      // The victim's tasks: those it acknowledged the committed checkpoint with.
+      const firstCompleted = log.of('checkpoint')[0].checkpointId;
+      const tasks = new Set(
+        log.control
+          .filter((c) => c.m.type === 'ack' && c.m.member === member && c.m.checkpointId === firstCompleted)
+          .map((c) => c.m.task),
+      );
+      expect(tasks.size).toBeGreaterThan(0);
+      const savepointDir = path.join(dir, 'savepoint');
+      children[asker].send({ cmd: 'savepoint', dir: savepointDir });
+      await log.until('the savepoint trigger', () =>
+        log.control.some((c) => c.m.type === 'trigger' && c.m.savepoint === true),
+      );
+      const savepointId = log.control.find((c) => c.m.type === 'trigger' && c.m.savepoint === true)!.m
+        .checkpointId;
+      // Hold once the victim acknowledged the savepoint, before the coordinator's `complete` and
+      // `stop` can reach it (as in the lost-complete case above).
+      await log.until('the victim acknowledged the savepoint', () => {
+        const acked = new Set(
+          log.control
+            .filter((c) => c.m.type === 'ack' && c.m.member === member && c.m.checkpointId === savepointId)
+            .map((c) => c.m.task),
+        );
+        if (![...tasks].every((t) => acked.has(t))) return false;
+        proxies[victim].hold();
+        return true;
+      });
+      await log.until('the stop', () => log.control.some((c) => c.m.type === 'stop'));
+      await proxies[victim].cut(); // the held `complete` and `stop` are gone with the connections
+      await proxies[victim].restore();
+      await log.until('every result', () => log.of('result').length === INSTANCES);
+      expect(log.of('savepoint-error')).toEqual([]);
+      const [answer] = log.of('savepoint');
+      expect(answer.instance).toBe(asker);
+      const savepoint = { checkpointId: savepointId, path: savepointDir };
+      expect({ checkpointId: answer.checkpointId, path: answer.path }).toEqual(savepoint);
+      for (const r of log.of('result')) {
+        expect(r.status).toBe('stopped');
+        expect(r.savepoint).toEqual(savepoint);
+      }
+      // The sources held: exactly HOLD records of each before the savepoint's barriers.
+      const first = committed(log);
+      expect(first).toHaveLength(INSTANCES * HOLD);
+      for (const c of children) c.send({ cmd: 'exit' });
+
+      // Run 2: a job of one process restores the savepoint with the sources released.
+      writeFileSync(path.join(dir, 'release'), '');
+      const restored = new Log();
+      const child = forkInstance(cleanups, restored, 0, HOST, {
+        job: JOB,
+        options: {
+          parallelism: INSTANCES,
+          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+          checkpointing: { interval: 100, dir: path.join(dir, 'run2') },
+          restoreFrom: savepointDir,
+        },
+      });
+      await restored.until('the restored run', () => restored.of('result').length === 1);
+      expect(restored.of('deployed')[0].restoredFrom).toBe(savepointId);
+      expect(restored.of('result')[0].status).toBe('finished');
+      expectExactRunningSums([...first, ...committed(restored)], N, KEYS);
+      child.send({ cmd: 'exit' });
     },
     CASE_MS,
   );

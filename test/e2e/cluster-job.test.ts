@@ -21,32 +21,34 @@
  * running sums. Cleanup: the cluster's two KV buckets are deleted, children killed, the directory
  * removed.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clusterCommand } from '../../src/cli/cluster-command.js';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import { type ClusterStatus, readClusterStatus } from '../../src/cluster/cluster-status.js';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce,
+  forkInstance,
+  NATS_SERVERS as SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
 const INSTANCES = 3;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 /** Starts `INSTANCES` instances of split-sum.mjs on a fresh cluster; cleans everything up after the test. */
 /**
@@ -57,43 +59,20 @@ afterEach(async () => {
 const KILL_TIMEOUT_MS = 4000;
 
 function startInstances(timeoutMs?: number) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-job-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const name = `job${process.pid}-${Date.now().toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
+  const dir = tempDir(cleanups, 'weir-cluster-job-');
+  const name = clusterName(cleanups, 'job');
   const log = new Log();
-  const children: ChildProcess[] = [];
-  for (let i = 0; i < INSTANCES; i++) {
-    const child = fork(HOST, [
-      JSON.stringify({
-        job: JOB,
-        options: {
-          parallelism: INSTANCES,
-          args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
-          checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
-          cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs },
-        },
-      }),
-    ]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    children.push(child);
-  }
+  const children = Array.from({ length: INSTANCES }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+        checkpointing: { interval: 100, dir: path.join(dir, 'checkpoints') },
+        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs },
+      },
+    }),
+  );
   return { dir, name, log, children };
 }
 
@@ -214,14 +193,7 @@ describe('a job formed by three processes (the cluster option)', () => {
       }
       // Sink side: every committed transaction, from any instance (the victim's before it died),
       // counted once by its id (a transaction of the restored checkpoint is committed again on restore).
-      const byTransaction = new Map<string, RunningSum[]>();
-      for (const m of log.of('collected')) {
-        expect(m.transaction).not.toBeNull();
-        // A repeat carries the same records (one delivery per transaction): the sink-side dedup.
-        if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-        else byTransaction.set(m.transaction!, m.records!);
-      }
-      expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+      expectExactRunningSums(committedOnce(log), N, KEYS);
       // The restart restored a checkpoint committed before the kill: the survivors' part after it.
       expect(log.of('checkpoint').length).toBeGreaterThanOrEqual(2);
       for (const i of survivors) children[i].send({ cmd: 'exit' });

@@ -17,21 +17,25 @@
  * `ClusterError`, or never given a share) the test fails: the joiner reports an error, or the
  * wait for three attempt-1 deployments never ends (the sources hold until then).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { ROOT } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce,
+  forkInstance,
+  NATS_SERVERS as SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const N = 6000;
 const HOLD = 500;
 const KEYS = 10;
@@ -39,32 +43,17 @@ const PARALLELISM = 3;
 /** Long enough that a member slowed by a loaded machine is not timed out (that would be another restart). */
 const TIMEOUT_MS = 4000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 describe('an instance joining a running cluster job', () => {
   it('is given a share: the job restarts over three instances from the committed checkpoint; the committed output is exact', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cluster-join-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const name = `join${process.pid}-${Date.now().toString(36)}`;
-    cleanups.push(async () => {
-      const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-        create: false,
-        role: 'cleanup',
-      }).catch(() => null);
-      if (conn) {
-        await destroyCluster(conn);
-        await conn.close();
-      }
-    });
+    const dir = tempDir(cleanups, 'weir-cluster-join-');
+    const name = clusterName(cleanups, 'join');
     const log = new Log();
     const children: ChildProcess[] = [];
-    const start = () => {
-      const i = children.length;
-      const child = fork(HOST, [
-        JSON.stringify({
+    const start = () =>
+      children.push(
+        forkInstance(cleanups, log, children.length, HOST, {
           job: JOB,
           options: {
             parallelism: PARALLELISM,
@@ -73,17 +62,7 @@ describe('an instance joining a running cluster job', () => {
             cluster: { servers: SERVERS, name, instances: 2, timeoutMs: TIMEOUT_MS, rebalanceDelayMs: 200 },
           },
         }),
-      ]);
-      child.on('message', (m) => log.add(i, m as InstanceMessage));
-      child.on('exit', (code, signal) => {
-        if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-          log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-      });
-      cleanups.push(() => {
-        child.kill('SIGKILL');
-      });
-      children.push(child);
-    };
+      );
     start();
     start();
     await log.until('both instances deployed', () => log.of('deployed').length === 2);
@@ -116,13 +95,7 @@ describe('an instance joining a running cluster job', () => {
     // The joiner ran a third of the job: its sink subtask delivered.
     expect(log.of('result', 2)[0].sinks!.sums.length).toBeGreaterThan(0);
     // Sink side: every committed transaction, counted once by its id.
-    const byTransaction = new Map<string, RunningSum[]>();
-    for (const m of log.of('collected')) {
-      expect(m.transaction).not.toBeNull();
-      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-      else byTransaction.set(m.transaction!, m.records!);
-    }
-    expectExactRunningSums([...byTransaction.values()].flat(), N, KEYS);
+    expectExactRunningSums(committedOnce(log), N, KEYS);
     for (const c of children) c.send({ cmd: 'exit' });
   });
 });

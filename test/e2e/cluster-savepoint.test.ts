@@ -20,70 +20,41 @@
  * repeated state, a restore that started from the beginning or committed the savepoint's output
  * again, all fail that check.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
-import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import { describe, expect, it } from 'vitest';
 import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
 import { ROOT, weirToEnd } from './cli-process.js';
-import { type InstanceMessage, InstanceLog as Log } from './cluster-log.js';
+import {
+  cleanupsAfterEach,
+  forkInstance,
+  clusterName as freshClusterName,
+  tempDir as freshTempDir,
+  NATS_SERVERS as SERVERS,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/savepoint-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
-const SERVERS = ['nats://127.0.0.1:4222'];
 const N = 6000;
 const PARALLELISM = 3;
 const HOLD = 1000; // half of each source's N / PARALLELISM records
 const KEYS = 10;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
+const cleanups = cleanupsAfterEach();
+const tempDir = (prefix: string) => freshTempDir(cleanups, prefix);
 /** A fresh cluster name whose buckets are deleted after the test. */
-function clusterName(): string {
-  const name = `sp${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
-  cleanups.push(async () => {
-    const conn = await openCluster(resolveClusterOptions({ servers: SERVERS, name }), {
-      create: false,
-      role: 'cleanup',
-    }).catch(() => null);
-    if (conn) {
-      await destroyCluster(conn);
-      await conn.close();
-    }
-  });
-  return name;
-}
+const clusterName = () => freshClusterName(cleanups, 'sp');
 
 /** Forks `count` instances with `options(i)`; children killed after the test. */
 function start(count: number, options: (i: number) => Record<string, unknown>) {
   const log = new Log(['error', 'savepoint-error']);
-  const children: ChildProcess[] = [];
-  for (let i = 0; i < count; i++) {
-    const child = fork(HOST, [JSON.stringify({ job: JOB, options: options(i) })]);
-    child.on('message', (m) => log.add(i, m as InstanceMessage));
-    child.on('exit', (code, signal) => {
-      if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
-        log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    children.push(child);
-  }
+  const children: ChildProcess[] = Array.from({ length: count }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, { job: JOB, options: options(i) }),
+  );
   return { log, children };
 }
 

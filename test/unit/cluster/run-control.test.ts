@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type ClusterJobOutcome,
+  type ClusterJobStop,
   initialRunControl,
   noteComplete,
   type RunControlFacts,
@@ -18,6 +19,7 @@ const facts: RunControlFacts = {
   leaseHeld: false,
 };
 const outcome: ClusterJobOutcome = {
+  kind: 'failed',
   lineage: 'r1',
   run: 'r2',
   message: 'job failed after 1 restart(s): instance a failed: boom',
@@ -83,5 +85,35 @@ describe('reconcileRunControl (the coordinator’s committed records read back b
       { kind: 'complete', checkpointId: 3 },
       { kind: 'fail', outcome },
     ]);
+  });
+
+  it('a lost stop: the committed stop of this job stops the run, after the complete of its savepoint, and no restart is asked with it', () => {
+    const stop: ClusterJobStop = {
+      kind: 'stopped',
+      lineage: 'r1',
+      run: 'r2',
+      requestId: 'b-1',
+      checkpointId: 7,
+      path: '/sp',
+    };
+    expect(
+      reconcileRunControl(initialRunControl, {
+        ...facts,
+        outcome: stop,
+        checkpoint: { run: 'r2', checkpointId: 7 },
+        // The coordinator left after the stop and this instance took the lease over: still no restart.
+        leaseHeld: true,
+      }).actions,
+    ).toEqual([
+      { kind: 'complete', checkpointId: 7 },
+      { kind: 'stop', stop },
+    ]);
+    // Another run assigned meanwhile (cannot happen once the stop is committed; the stop wins).
+    expect(
+      reconcileRunControl(initialRunControl, { ...facts, outcome: stop, assignmentRun: 'r3' }).actions,
+    ).toEqual([{ kind: 'stop', stop }]);
+    expect(
+      reconcileRunControl(initialRunControl, { ...facts, outcome: { ...stop, lineage: 'old' } }).actions,
+    ).toEqual([]);
   });
 });

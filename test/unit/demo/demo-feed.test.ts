@@ -32,4 +32,21 @@ describe('feedClicks', () => {
     expect(feed.appendLatency.count).toBe(30);
     expect(feed.appendLatency.summary().p99).toBeGreaterThanOrEqual(0);
   });
+
+  it("samples the main thread's event-loop delay while it appends, and stops when done", async () => {
+    const topic = {
+      append: () => Promise.resolve(),
+    } as unknown as Topic<LoggedClick>;
+    // 40 clicks at 1 000/s: at least four 10 ms ticks, so the 1 ms sampler fires meanwhile
+    const feed = feedClicks(topic, { n: 40, users: 5, rate: 1000, partitions: 2 });
+    expect(await feed.done).toBe(40);
+    const delay = feed.eventLoopDelay();
+    expect(delay).not.toBeNull();
+    expect(delay?.count).toBeGreaterThan(0);
+    expect(delay?.max).toBeGreaterThanOrEqual(delay?.p50 ?? Number.POSITIVE_INFINITY);
+    // disabled once done: no more samples
+    const count = delay?.count;
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+    expect(feed.eventLoopDelay()?.count).toBe(count);
+  });
 });

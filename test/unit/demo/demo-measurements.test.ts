@@ -73,6 +73,7 @@ const observation: ModeObservation = {
   startedAt: T0,
   appendStartedAt: T0 + 90,
   appendLatency: null,
+  feedLoopDelay: null,
   endedAt: T0 + 3000,
   deployments: [
     { attempt: 0, at: T0 + 50 },

@@ -200,5 +200,26 @@ describe('sources.log', () => {
         ctx(0, 1, [{ topic: 'other', partition: 0, next: 0, end: null }]),
       ),
     ).toThrow(/topic "other"/);
+    expect(() => logSource({ dir, topic: 'in', durability: 'none' as never })).toThrow(
+      /sources.log.durability/,
+    );
+  });
+
+  it("reads a log this process appends to with durability 'os' when given the same durability", () => {
+    const t = tempLogDir('source-os');
+    cleanups.push(t.remove);
+    const appender = openLog(t.dir, { durability: 'os' });
+    cleanups.push(() => appender.close());
+    appender.topic<number>('in', { partitions: 1 }).appendSync([1, 2, 3]);
+    // lmdb-js shares one environment per directory and process: a default (fsync) reader is refused
+    expect(() => logSource({ dir: t.dir, topic: 'in' }).createReader(ctx(0, 1))).toThrow(InvalidOptionError);
+    const reader = logSource<number>({
+      dir: t.dir,
+      topic: 'in',
+      durability: 'os',
+      bounded: true,
+    }).createReader(ctx(0, 1));
+    cleanups.push(() => reader.close?.());
+    expect(drain(reader)).toEqual({ values: [1, 2, 3], last: 'end' });
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * The scaffolding the multi-process cluster e2e tests share (cluster-job, cluster-join,
+ * cluster-control, cluster-savepoint, cluster-chaos): a per-file list of clean-ups run after each
+ * test, temporary directories and cluster names cleaned up with it, child instances forked with
+ * their IPC messages going to an {@link InstanceLog}, and the sink-side union of what the
+ * instances committed.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, expect } from 'vitest';
+import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
+import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
+import type { InstanceLog, InstanceMessage } from './cluster-log.js';
+import type { RunningSum } from './helpers.js';
+
+export const NATS_SERVERS = ['nats://127.0.0.1:4222'];
+
+/**
+ * What to undo after each test of the calling file, newest first (children killed before the
+ * directory they write to is removed). Registers the `afterEach` hook: call once per file.
+ */
+export function cleanupsAfterEach(): (() => Promise<void> | void)[] {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
+
+type Cleanups = (() => Promise<void> | void)[];
+
+/** A temporary directory removed after the test. */
+export function tempDir(cleanups: Cleanups, prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A fresh cluster name whose two KV buckets are deleted after the test. */
+export function clusterName(cleanups: Cleanups, prefix: string): string {
+  const name = `${prefix}${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(36)}`;
+  cleanups.push(async () => {
+    const conn = await openCluster(resolveClusterOptions({ servers: NATS_SERVERS, name }), {
+      create: false,
+      role: 'cleanup',
+    }).catch(() => null);
+    if (conn) {
+      await destroyCluster(conn);
+      await conn.close();
+    }
+  });
+  return name;
+}
+
+/**
+ * Forks `host` (a test/fixtures/cluster/*-instance.mjs) with `{ job, options }`; its IPC messages
+ * go to `log` as instance `i`, and an exit without a result or an error is logged as `exit`
+ * (which fails the log's waits). Killed after the test.
+ */
+export function forkInstance(
+  cleanups: Cleanups,
+  log: InstanceLog,
+  i: number,
+  host: string,
+  config: { job: string; options: Record<string, unknown> },
+): ChildProcess {
+  const child = fork(host, [JSON.stringify(config)]);
+  child.on('message', (m) => log.add(i, m as InstanceMessage));
+  child.on('exit', (code, signal) => {
+    if (!log.messages.some((m) => m.instance === i && (m.kind === 'result' || m.kind === 'error')))
+      log.add(i, { kind: 'exit', message: `exited (${code ?? signal}) without a result` });
+  });
+  cleanups.push(() => {
+    child.kill('SIGKILL');
+  });
+  return child;
+}
+
+/**
+ * Every transaction any instance committed (each reports its deliveries as they happen, so a
+ * killed instance's arrive before it dies), counted once by its id: a transaction committed again
+ * on restore must carry the same records (the sink side's dedup).
+ */
+export function committedOnce(log: InstanceLog): RunningSum[] {
+  const byTransaction = new Map<string, RunningSum[]>();
+  for (const m of log.of('collected')) {
+    expect(m.transaction).not.toBeNull();
+    if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
+    else byTransaction.set(m.transaction!, m.records!);
+  }
+  return [...byTransaction.values()].flat();
+}
