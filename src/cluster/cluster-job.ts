@@ -33,14 +33,14 @@
  * placement, cluster-checkpoints.ts for the checkpoint protocol's decisions).
  */
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subscription } from '@nats-io/transport-node';
 import type { LogLevel } from '../api/logger.js';
 import type { CompletedCheckpointStats } from '../coordinator/job-events.js';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
 import { createRestartStrategy } from '../coordinator/restart-strategy.js';
-import { failureKindOf } from '../coordinator/restore-planning.js';
+import { type CheckpointDirState, failureKindOf } from '../coordinator/restore-planning.js';
 import { type DeployedTask, Execution, type ExecutionOutcome, TaskPool } from '../coordinator/scheduler.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
 import { ClusterError, type FailureKind, JobFailedError, TaskFailureError } from '../errors.js';
@@ -53,7 +53,7 @@ import type {
   TaskRestoreState,
 } from '../protocol/task-deployment.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
-import { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
+import type { CheckpointStorage } from '../state/storage/checkpoint-storage.js';
 import { assertNever } from '../util/assert-never.js';
 import { assignSubtasks, type ClusterAssignment, placementOf, tasksOf } from './assignment.js';
 import {
@@ -67,10 +67,13 @@ import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
 import {
+  type ClusterRestoreDecision,
   type DirectoryRestore,
   decideClusterRestore,
   metadataOfRecord,
   planDirectoryRestore,
+  restoreNotice,
+  sharedDirAtOpen,
 } from './cluster-restore.js';
 import {
   type ClusterSavepoint,
@@ -91,6 +94,7 @@ import {
   reconcileRunControl,
 } from './run-control.js';
 import { initialRunStatus, type MemberRunStatus, runStatusMessages } from './run-status.js';
+import { openSharedCheckpointStorage } from './shared-checkpoint-storage.js';
 
 export { ASSIGNMENT_KEY, CHECKPOINT_KEY };
 /** The committed end of the job: failed, or stopped with a savepoint (run-control.ts `ClusterJobEnd`). */
@@ -105,7 +109,9 @@ export interface JobClient {
   readonly options: ResolvedJobOptions;
   log(level: LogLevel, fields: Record<string, unknown>, msg: string): void;
   recordCheckpoint(stats: CompletedCheckpointStats): void;
-  emit(event: 'deployed' | 'restarting', payload: unknown): boolean;
+  emit(event: 'deployed' | 'restarting' | 'restored' | 'fresh-start', payload: unknown): boolean;
+  /** Logs a problem that does not fail the job and emits it as `warning`. */
+  warn(error: unknown): void;
   /** The latest live sample per local subtask (member-status.ts publishes them). */
   subtaskMetrics(): ReadonlyMap<string, readonly OperatorMetrics[]>;
 }
@@ -178,10 +184,28 @@ export async function runClusterInstance(
   const c = o.checkpointing!;
   const log = (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) =>
     client.log(level, { cluster: cluster.name, ...fields }, msg);
+  // The shared directory as `restoreFrom` finds it, looked at before this instance creates its
+  // store (a refused directory throws here).
+  const atOpen = sharedDirAtOpen(o, cluster.checkpointDir);
   // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
   // it without validating.
-  mkdirSync(cluster.checkpointDir, { recursive: true });
-  const storage = CheckpointStorage.open(cluster.checkpointDir);
+  const storage = await openSharedCheckpointStorage(cluster.checkpointDir);
+  // `restoreFrom` decided on every instance before it joins: a refusal (a damaged newest
+  // checkpoint, a misfit) fails every instance alike and at once; were it only the coordinator's,
+  // the others would wait for `instances` members forever. Decided after this instance's own
+  // store is open: another instance may be creating the store of a new directory right now. The
+  // coordinator decides again when it assigns (the checkpoint it names is the one restored).
+  let firstDecision: ClusterRestoreDecision;
+  try {
+    firstDecision =
+      atOpen?.kind === 'missing' || atOpen?.kind === 'empty'
+        ? { restore: null, skipped: [] }
+        : decideClusterRestore(client.plan, o, cluster.checkpointDir);
+  } catch (e) {
+    await storage.close();
+    throw e;
+  }
+  let restoreTold = false;
   // One set of worker threads for every deployment of this instance, as a local job's attempts
   // share theirs: a restart (a member lost or joined) reuses the threads whose tasks stopped
   // cleanly, so redeploying does not load weir, lmdb and the job module again in new threads
@@ -224,7 +248,7 @@ export async function runClusterInstance(
         previous,
         () => restartGranted,
         nextCheckpointId,
-        () => decideClusterRestore(client.plan, o, cluster.checkpointDir),
+        () => decideClusterRestore(client.plan, o, cluster.checkpointDir).restore,
       );
       if (awaited === 'finished') {
         // Joined a job that ended before it was rebalanced (joiners wait while it finishes).
@@ -575,7 +599,9 @@ export async function runClusterInstance(
       const taskConfig: TaskCheckpointConfig = {
         mode: c.mode,
         dir: cluster.checkpointDir,
-        incremental: false,
+        // A delta's base chunks are in the shared directory, which nothing in a cluster job
+        // discards (docs/architecture.md "Incremental checkpoints of a cluster job").
+        incremental: c.incremental,
         fullEvery: c.fullEvery,
         stateBackend: o.stateBackend,
         unaligned: c.unaligned,
@@ -645,6 +671,11 @@ export async function runClusterInstance(
       for (const t of ex.tasks) byKey.set(t.key, t);
       if (failure !== null) failLocal(failure);
       host.onExecution(ex);
+      if (!restoreTold) {
+        // What `restoreFrom` did, said once as a job of one process says it (job-checkpointing.ts).
+        restoreTold = true;
+        tellRestore(client, cluster.checkpointDir, atOpen, firstDecision, assignment.restore);
+      }
       client.emit('deployed', { attempt, restoredFrom: assignment.restore?.checkpointId });
       log('info', { instance: id, tasks: [...local], coordinator: assignment.coordinator }, 'deployed');
       // A member with nothing assigned is ready at once.
@@ -884,6 +915,30 @@ async function awaitAssignment(
     }
     await new Promise((resolve) => setTimeout(resolve, period));
   }
+}
+
+/**
+ * Emits `restored` for a first deployment that restores a checkpoint of a directory, and the
+ * fresh start or fallback warning this instance's own look at `restoreFrom` found when the
+ * assignment agrees with it (the coordinator decided the same).
+ */
+function tellRestore(
+  client: JobClient,
+  sharedDir: string,
+  atOpen: CheckpointDirState | null,
+  decision: ClusterRestoreDecision,
+  restore: PublishedAssignment['restore'],
+): void {
+  const notice = restoreNotice(client.options, sharedDir, atOpen, decision);
+  if (notice?.kind === 'fresh-start' && restore === null) {
+    client.log('info', { dir: notice.event.dir, reason: notice.event.reason }, notice.event.message);
+    client.emit('fresh-start', notice.event);
+  }
+  if (restore?.dir === undefined) return;
+  if (notice?.kind === 'warning' && decision.restore?.checkpointId === restore.checkpointId)
+    client.warn(notice.warning);
+  client.log('info', { checkpointId: restore.checkpointId, dir: restore.dir }, 'restoring');
+  client.emit('restored', { checkpointId: restore.checkpointId, dir: restore.dir });
 }
 
 /** The coordinator's subscription to its members' messages, buffering until the coordinator attaches. */

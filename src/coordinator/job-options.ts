@@ -470,8 +470,6 @@ function clusterOf(
       'cluster.checkpointDir',
       `differs from checkpointing.dir (${JSON.stringify(c.checkpointDir)} vs ${JSON.stringify(checkpointing.dir)}): give one`,
     );
-  if (checkpointing.incremental)
-    throw new InvalidOptionError('checkpointing.incremental', 'not supported by a cluster job yet');
   return { ...c, checkpointDir: dir };
 }
 

@@ -252,7 +252,13 @@ describe('cluster job control messages and restarts', () => {
       await log.until('the stop', () => log.control.some((c) => c.m.type === 'stop'));
       await proxies[victim].cut(); // the held `complete` and `stop` are gone with the connections
       await proxies[victim].restore();
-      await log.until('every result', () => log.of('result').length === INSTANCES);
+      // stopWithSavepoint resolves once the asker's job is done: its answer may follow its result.
+      await log.until(
+        'every result and the answer',
+        () =>
+          log.of('result').length === INSTANCES &&
+          log.of('savepoint').length + log.of('savepoint-error').length === 1,
+      );
       expect(log.of('savepoint-error')).toEqual([]);
       const [answer] = log.of('savepoint');
       expect(answer.instance).toBe(asker);

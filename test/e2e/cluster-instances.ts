@@ -81,14 +81,15 @@ export function forkInstance(
 /**
  * Every transaction any instance committed (each reports its deliveries as they happen, so a
  * killed instance's arrive before it dies), counted once by its id: a transaction committed again
- * on restore must carry the same records (the sink side's dedup).
+ * on restore must carry the same records (the sink side's dedup). Several logs: several runs.
  */
-export function committedOnce(log: InstanceLog): RunningSum[] {
+export function committedOnce(...logs: InstanceLog[]): RunningSum[] {
   const byTransaction = new Map<string, RunningSum[]>();
-  for (const m of log.of('collected')) {
-    expect(m.transaction).not.toBeNull();
-    if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
-    else byTransaction.set(m.transaction!, m.records!);
-  }
+  for (const log of logs)
+    for (const m of log.of('collected')) {
+      expect(m.transaction).not.toBeNull();
+      if (byTransaction.has(m.transaction!)) expect(m.records).toEqual(byTransaction.get(m.transaction!));
+      else byTransaction.set(m.transaction!, m.records!);
+    }
   return [...byTransaction.values()].flat();
 }

@@ -98,14 +98,19 @@ async function untilHeldAndCheckpointed(
  * per member), the latest committed checkpoint, and each member's published subtasks with their
  * remote edge flows — every flow a sender reports is received by a subtask of another member
  * under the same name, and the senders sent records through them. The members publish once a
- * second from their live samples, so this waits until all three have published remote records.
+ * second from their live samples, so this waits until all three have published every subtask and
+ * remote records.
  */
 async function expectStatusWhileHeld(name: string, checkpointId: number): Promise<void> {
   const options = resolveClusterOptions({ servers: SERVERS, name });
+  // A subtask is published once it was sampled (a loaded machine answers a sample late): wait
+  // until every member published all of its assigned subtasks, and sent records through its edges.
   const sentThroughEdges = (s: ClusterStatus) =>
     s.members.length === INSTANCES &&
-    s.members.every((m) =>
-      m.status?.subtasks.some((t) => t.remoteEdges?.some((e) => e.direction === 'out' && e.records > 0)),
+    s.members.every(
+      (m) =>
+        m.status?.subtasks.length === s.assignment?.subtasks[m.instanceId]?.length &&
+        m.status?.subtasks.some((t) => t.remoteEdges?.some((e) => e.direction === 'out' && e.records > 0)),
     );
   let status = await readClusterStatus(options);
   while (!sentThroughEdges(status)) {

@@ -19,7 +19,10 @@ export interface InstanceMessage {
     | 'collected'
     | 'restarting'
     | 'savepoint'
-    | 'savepoint-error';
+    | 'savepoint-error'
+    | 'restored'
+    | 'fresh-start'
+    | 'warning';
   attempt?: number;
   restoredFrom?: number | null;
   transaction?: string | null;
@@ -32,6 +35,8 @@ export interface InstanceMessage {
   path?: string;
   savepoint?: { checkpointId: number; path: string } | null;
   name?: string;
+  /** `fresh-start`: its reason; `warning`: its details' kind. */
+  reason?: string;
   message?: string;
   stack?: string;
 }

@@ -38,6 +38,15 @@ describe('the cluster job option', () => {
     expect(resolveJobOptions({}).cluster).toBeNull();
   });
 
+  it('honours incremental checkpoints (the base chunks of a delta are in the shared directory)', () => {
+    const o = resolveJobOptions({
+      ...ok,
+      checkpointing: { ...ok.checkpointing!, incremental: true, fullEvery: 5 },
+    });
+    expect(o.checkpointing).toMatchObject({ incremental: true, fullEvery: 5 });
+    expect(o.cluster?.checkpointDir).toBe('/shared/cp');
+  });
+
   it('names the problem', () => {
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, instances: 0 } }).message).toMatch(
       /cluster\.instances/,

@@ -1,0 +1,121 @@
+/**
+ * Incremental checkpoints of a cluster job (`checkpointing.incremental`), against the machine's
+ * NATS server (127.0.0.1:4222): test/fixtures/jobs/split-sum.mjs (sequence → map | keyBy → running
+ * sum → exactly-once collect sink) at parallelism 3 on three instances
+ * (test/fixtures/cluster/cluster-instance.mjs), one sum subtask per instance, `fullEvery` large
+ * enough that every checkpoint after the first is a delta over it.
+ *
+ * Every source holds after HOLD records; once a checkpoint after the first was committed while
+ * they held, a member that is not the coordinator gets SIGKILL. The survivors restore the last
+ * committed checkpoint: a delta whose base chunks every sum subtask wrote in an earlier
+ * checkpoint — the killed instance's subtask on the killed instance. Checked on the shared
+ * directory: the restored checkpoint's metadata is incremental and references, for each of the
+ * three sum subtasks, chunks of an earlier checkpoint. Then the sources are released: every
+ * transaction any instance committed, counted once by its id, is exactly the running sums (a
+ * restore that dropped the base chain, or applied it out of order, loses or changes sums).
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CheckpointStorage } from '../../src/state/storage/checkpoint-storage.js';
+import { ROOT } from './cli-process.js';
+import {
+  cleanupsAfterEach,
+  clusterName,
+  committedOnce,
+  forkInstance,
+  NATS_SERVERS as SERVERS,
+  tempDir,
+} from './cluster-instances.js';
+import { InstanceLog as Log } from './cluster-log.js';
+import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+
+const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
+const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
+const N = 6000;
+const HOLD = 500;
+const KEYS = 10;
+const INSTANCES = 3;
+/** See cluster-job.test.ts: short enough for a quick takeover, long enough for a loaded machine. */
+const KILL_TIMEOUT_MS = 4000;
+
+const cleanups = cleanupsAfterEach();
+
+function startInstances() {
+  const dir = tempDir(cleanups, 'weir-cluster-incremental-');
+  const name = clusterName(cleanups, 'inc');
+  const log = new Log();
+  const children = Array.from({ length: INSTANCES }, (_, i) =>
+    forkInstance(cleanups, log, i, HOST, {
+      job: JOB,
+      options: {
+        parallelism: INSTANCES,
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+        checkpointing: {
+          interval: 100,
+          dir: path.join(dir, 'checkpoints'),
+          incremental: true,
+          fullEvery: 1000,
+        },
+        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS },
+      },
+    }),
+  );
+  return { dir, log, children };
+}
+
+describe('incremental checkpoints of a cluster job', () => {
+  it('SIGKILL of a member: the survivors restore a delta whose base the killed instance wrote; the committed output is exact', async () => {
+    const { dir, log, children } = startInstances();
+    await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
+    await whenFiles(
+      dir,
+      Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
+      firstExit(children),
+    );
+    // Two checkpoints while the sources hold: the one restored is not the first (full) one.
+    const before = log.of('checkpoint').length;
+    await log.until(
+      'two checkpoints while the sources hold',
+      () => log.of('checkpoint').length >= before + 2,
+    );
+    const coordinator = log.of('checkpoint')[0].instance;
+    const victim = (coordinator + 1) % INSTANCES;
+    const survivors = [0, 1, 2].filter((i) => i !== victim);
+    const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
+    children[victim].kill('SIGKILL');
+    await victimExited;
+    log.failure = null; // the victim's exit, expected
+    const redeployed = (i: number) =>
+      log.messages.filter((m) => m.instance === i && m.kind === 'deployed').at(1);
+    await log.until('both survivors redeployed', () => survivors.every((i) => redeployed(i) !== undefined));
+    const restored = redeployed(survivors[0])!.restoredFrom!;
+    expect(redeployed(survivors[1])!.restoredFrom).toBe(restored);
+
+    // The restored checkpoint is a delta: every sum subtask (one per instance in the first run,
+    // the victim's among them) restores chunks an earlier checkpoint wrote.
+    const storage = CheckpointStorage.open(path.join(dir, 'checkpoints'), { create: false });
+    try {
+      const metadata = storage.loadMetadata(restored)!;
+      expect(metadata.incremental).toBe(true);
+      const withBase = new Set(
+        metadata.subtasks
+          .filter((s) => s.chunks.some((h) => h.checkpointId < restored))
+          .map((s) => s.subtaskIndex),
+      );
+      expect([...withBase].sort()).toEqual([0, 1, 2]);
+    } finally {
+      await storage.close();
+    }
+
+    writeFileSync(path.join(dir, 'release'), '');
+    await log.until("the survivors' results", () => log.of('result').length === survivors.length);
+    for (const r of log.of('result')) {
+      expect(r.status).toBe('finished');
+      expect(r.restarts).toBe(1);
+    }
+    expectExactRunningSums(committedOnce(log), N, KEYS);
+    for (const i of survivors) children[i].send({ cmd: 'exit' });
+  });
+});
