@@ -12,8 +12,19 @@
  * ratios), and from `JobResult.checkpoints`: checkpoints completed (the final one, taken after
  * end of input, included), mean / p50 / p99 end-to-end duration, mean of each checkpoint's
  * slowest task's sync and async parts, mean and p99 alignment, mean bytes.
- * `CHECKPOINT_CASES="EO 1s,EO 1s debloat"` runs only the cases named (and `none`). Every run's digest of final sums is checked
- * against a plain loop.
+ * `CHECKPOINT_CASES="EO 1s,EO 1s debloat"` runs only the cases named (and the `none` of their
+ * backend). `CHECKPOINT_KEYS=5000000` (comma-separated) replaces the state sizes, and
+ * `CHECKPOINT_BACKENDS=heap,lmdb` (either or both) keeps only that backend's cases: the 5 M-key
+ * cases of issue 14 alone are
+ *   CHECKPOINT_KEYS=5000000 CHECKPOINT_CASES="EO 1s,lmdb EO 1s" node --expose-gc --import tsx bench/checkpoint/run.ts --n 20000000 --rounds 2
+ * Every run's digest of final sums is checked against a plain loop.
+ *
+ * Memory, per case: the process's peak RSS during the run (sampled every 20 ms on the main thread,
+ * all threads and LMDB's mapped pages included) less its RSS just before the job started, and the
+ * peak V8 used heap of the keyed task's thread (each sink subtask, chained to the running sum that
+ * holds the keyed state, samples its thread's heap every 65 536 records; max over subtasks). Both
+ * are shown against the raw state size: Σ over keys of the key's UTF-8 bytes + 8 bytes for its
+ * float64 sum, i.e. the payload with no per-entry overhead.
  *
  * Cases that need what this build may not have yet — unaligned checkpoints, the `lmdb` state
  * backend — run when `resolveJobOptions` accepts their options and are skipped with its reason
@@ -54,13 +65,25 @@ import { checksumOf, digestOf } from '../pipeline/sum-digest.js';
 import { type DigestReport, KEYED_SUM_JOB, summarizeDigestReports } from '../pipeline/weir.js';
 
 const PARALLELISM = 2;
+/** `stuckTaskTimeout` of every run (the default, 5 s, is too short for 5 M keys on a loaded VM). */
+const STUCK_TASK_TIMEOUT_MS = 60_000;
 
 const args = parseBenchArgs();
 if (args.help) {
   process.stdout.write(`usage: node --import tsx bench/checkpoint/run.ts ${BENCH_ARGS_USAGE}\n`);
   process.exit(0);
 }
-const keyCounts = args.quick ? [100_000] : [100_000, 1_000_000];
+/** CHECKPOINT_KEYS="5000000" or "100000,1000000": the state sizes (default below). */
+function keyCountsOf(env: string | undefined): number[] {
+  if (env === undefined || env.trim() === '') return args.quick ? [100_000] : [100_000, 1_000_000];
+  return env.split(',').map((x) => {
+    const k = Number(x.trim());
+    if (!Number.isSafeInteger(k) || k < 1)
+      throw new RangeError(`CHECKPOINT_KEYS: '${x}' is not a positive integer`);
+    return k;
+  });
+}
+const keyCounts = keyCountsOf(process.env.CHECKPOINT_KEYS);
 const n = args.n ?? (args.quick ? 1_000_000 : 12_000_000);
 const rounds = args.rounds ?? (args.quick ? 1 : 3);
 const warmup = args.warmup ?? 0;
@@ -73,6 +96,8 @@ interface CheckpointCase {
   readonly backend: Backend;
   readonly interval: number | null;
   readonly unaligned?: boolean;
+  /** `checkpointing.incremental` (deltas over the last confirmed checkpoint, a full one every 10). */
+  readonly incremental?: boolean;
   /** Buffer debloating (`channels.debloat`). */
   readonly debloat?: true | { readonly targetMs: number };
 }
@@ -83,6 +108,23 @@ interface CheckpointSample {
   readonly setupMs: number;
   readonly checksum: string;
   readonly checkpoints: readonly CompletedCheckpointStats[];
+  /** Peak process RSS during the run less the RSS just before it started, bytes. */
+  readonly rssPeakDelta: number;
+  /** Peak process RSS during the run, bytes. */
+  readonly rssPeak: number;
+  /** Peak V8 used heap of a keyed task's thread (max over sink subtasks), bytes. */
+  readonly heapPeak: number;
+}
+
+/** Raw state size: Σ over keys 'k0'..'k{keys-1}' of UTF-8 key bytes + 8 bytes of float64 sum. */
+function rawStateBytes(keys: number): number {
+  let bytes = 0;
+  // 'k' + decimal digits: count keys per digit length instead of building the strings.
+  for (let digits = 1, lo = 0; lo < keys; digits++, lo = lo === 0 ? 10 : lo * 10) {
+    const hi = Math.min(keys, lo === 0 ? 10 : lo * 10);
+    bytes += (hi - lo) * (1 + digits + 8);
+  }
+  return bytes;
 }
 
 const CASES: readonly CheckpointCase[] = [
@@ -92,17 +134,24 @@ const CASES: readonly CheckpointCase[] = [
   { name: 'EO 100ms', backend: 'heap', interval: 100 },
   { name: 'EO 1s unaligned', backend: 'heap', interval: 1000, unaligned: true },
   { name: 'EO 100ms unaligned', backend: 'heap', interval: 100, unaligned: true },
+  { name: 'EO 1s incremental', backend: 'heap', interval: 1000, incremental: true },
   { name: 'none debloat', backend: 'heap', interval: null, debloat: true },
   { name: 'EO 1s debloat', backend: 'heap', interval: 1000, debloat: true },
   { name: 'EO 100ms debloat', backend: 'heap', interval: 100, debloat: true },
   { name: 'EO 1s debloat 100ms', backend: 'heap', interval: 1000, debloat: { targetMs: 100 } },
   { name: 'lmdb none', backend: 'lmdb', interval: null },
   { name: 'lmdb EO 1s', backend: 'lmdb', interval: 1000 },
+  { name: 'lmdb EO 1s incremental', backend: 'lmdb', interval: 1000, incremental: true },
 ];
 
 function checkpointingOf(c: CheckpointCase): CheckpointingOptions | undefined {
   if (c.interval === null) return undefined;
-  return { interval: c.interval, mode: 'exactly-once', ...(c.unaligned ? { unaligned: true } : {}) };
+  return {
+    interval: c.interval,
+    mode: 'exactly-once',
+    ...(c.unaligned ? { unaligned: true } : {}),
+    ...(c.incremental ? { incremental: true } : {}),
+  };
 }
 
 /** Why a case cannot run with this build (resolveJobOptions rejects its options), or null. */
@@ -136,18 +185,39 @@ function expectedChecksum(records: number, keys: number): string {
 
 async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSample> {
   const checkpointing = checkpointingOf(c);
-  const { result, reports, startedAt } = await runWeirJob<DigestReport>(
-    KEYED_SUM_JOB,
-    {
-      parallelism: PARALLELISM,
-      stateBackend: c.backend,
-      args: { n: String(n), keys: String(keys) },
-      ...(checkpointing ? { checkpointing } : {}),
-      ...(c.debloat ? { channels: { debloat: c.debloat } } : {}),
-    },
-    { reportSink: 'digest' },
-  );
-  return { records: n, ...summarizeDigestReports(reports, startedAt), checkpoints: result.checkpoints };
+  const rssBefore = process.memoryUsage.rss();
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => {
+    const rss = process.memoryUsage.rss();
+    if (rss > rssPeak) rssPeak = rss;
+  }, 20);
+  try {
+    const { result, reports, startedAt } = await runWeirJob<DigestReport & { heapPeak?: number }>(
+      KEYED_SUM_JOB,
+      {
+        parallelism: PARALLELISM,
+        stateBackend: c.backend,
+        // At 5 M keys on this loaded 2-core VM (load 12–15) one records batch of `EO 1s` stayed
+        // busy > 5 s wall and the default watchdog failed the job (2026-12-02 16:37 UTC): the
+        // bench measures throughput, not the watchdog.
+        stuckTaskTimeout: STUCK_TASK_TIMEOUT_MS,
+        args: { n: String(n), keys: String(keys), heapSample: '1' },
+        ...(checkpointing ? { checkpointing } : {}),
+        ...(c.debloat ? { channels: { debloat: c.debloat } } : {}),
+      },
+      { reportSink: 'digest' },
+    );
+    return {
+      records: n,
+      ...summarizeDigestReports(reports, startedAt),
+      checkpoints: result.checkpoints,
+      rssPeak,
+      rssPeakDelta: rssPeak - rssBefore,
+      heapPeak: Math.max(0, ...reports.map((r) => r.heapPeak ?? 0)),
+    };
+  } finally {
+    clearInterval(sampler);
+  }
 }
 
 const mean = (values: readonly number[]): number =>
@@ -160,6 +230,7 @@ const quantile = (values: readonly number[], q: number): number => {
 };
 const ms1 = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : '-');
 const kib = (v: number): string => (Number.isFinite(v) ? String(Math.round(v / 1024)) : '-');
+const mib = (v: number): string => (Number.isFinite(v) ? String(Math.round(v / 2 ** 20)) : '-');
 
 const machine = machineInfo();
 const command = commandLine('bench/checkpoint/run.ts');
@@ -171,10 +242,20 @@ process.stdout.write(
 );
 
 const skipped: { name: string; reason: string }[] = [];
-/** CHECKPOINT_CASES="none,EO 1s,…" runs only those cases (`none` always runs: it is the baseline). */
+/** CHECKPOINT_CASES="EO 1s,lmdb EO 1s,…" runs only those cases and their backends' `none`. */
 const only = process.env.CHECKPOINT_CASES?.split(',').map((x) => x.trim());
+/** CHECKPOINT_BACKENDS="heap,lmdb": only those backends' cases. */
+const backends = (process.env.CHECKPOINT_BACKENDS ?? 'heap,lmdb').split(',').map((x) => x.trim());
+for (const b of backends) {
+  if (b !== 'heap' && b !== 'lmdb') throw new RangeError(`CHECKPOINT_BACKENDS: unknown backend '${b}'`);
+}
+const baselineOf = (backend: Backend): string => (backend === 'heap' ? 'none' : 'lmdb none');
 const runnable = CASES.filter((c) => {
-  if (only !== undefined && c.name !== 'none' && !only.includes(c.name)) return false;
+  if (!backends.includes(c.backend)) return false;
+  const wanted = (name: string): boolean => only === undefined || only.includes(name);
+  const isBaseline = c.name === baselineOf(c.backend);
+  if (isBaseline ? !CASES.some((x) => x.backend === c.backend && wanted(x.name)) : !wanted(c.name))
+    return false;
   const reason = unavailable(c);
   if (reason !== null) skipped.push({ name: c.name, reason });
   return reason === null;
@@ -187,12 +268,14 @@ const perKeyCount: unknown[] = [];
 for (const keys of keyCounts) {
   process.stdout.write(`\n── ${keys.toLocaleString('en-US')} keys ──\n`);
   const expected = expectedChecksum(n, keys);
+  const raw = rawStateBytes(keys);
+  process.stdout.write(`raw state size: ${mib(raw)} MiB (key bytes + 8 per key)\n`);
   const result = await runInterleaved<CheckpointSample>(
     runnable.map((c) => ({ name: c.name, run: () => runCase(c, keys) })),
     {
       rounds,
       warmup,
-      baseline: 'none',
+      baseline: runnable.some((c) => c.name === 'none') ? 'none' : 'lmdb none',
       onSample({ name, round, warmup: isWarmup, sample }) {
         if (sample.checksum !== expected) {
           throw new Error(
@@ -211,12 +294,12 @@ for (const keys of keyCounts) {
   /** Median per-round ratio of each case's records/s to `none` of the same backend. */
   const ratios = result.cases.map((c) => {
     const spec = runnable.find((x) => x.name === c.name)!;
-    const base = byName.get(spec.backend === 'heap' ? 'none' : 'lmdb none')!;
+    const base = byName.get(baselineOf(spec.backend))!;
     return median(c.samples.map((s, i) => rate(s) / rate(base.samples[i])));
   });
   const rows: TableRow[] = result.cases.map((c, index) => {
     const spec = runnable.find((x) => x.name === c.name)!;
-    const base = byName.get(spec.backend === 'heap' ? 'none' : 'lmdb none')!;
+    const base = byName.get(baselineOf(spec.backend))!;
     const ratio = ratios[index];
     const all = c.samples.flatMap((s) => s.checkpoints);
     return {
@@ -240,6 +323,7 @@ for (const keys of keyCounts) {
         ),
       ),
       'mean sync ms': ms1(mean(all.map((x) => x.maxSyncDurationMs))),
+      'max sync ms': ms1(Math.max(...all.map((x) => x.maxSyncDurationMs))),
       'mean async ms': ms1(mean(all.map((x) => x.maxAsyncDurationMs))),
       'mean alignment ms': ms1(mean(all.map((x) => x.maxAlignmentDurationMs))),
       'p99 alignment ms': ms1(
@@ -249,6 +333,10 @@ for (const keys of keyCounts) {
         ),
       ),
       'mean KiB': kib(mean(all.map((x) => x.bytes))),
+      'peak RSS MiB (max)': mib(Math.max(...c.samples.map((s) => s.rssPeak))),
+      'RSS growth / raw': (Math.max(...c.samples.map((s) => s.rssPeakDelta)) / raw).toFixed(2),
+      'task heap MiB (max)': mib(Math.max(...c.samples.map((s) => s.heapPeak))),
+      'task heap / raw': (Math.max(...c.samples.map((s) => s.heapPeak)) / raw).toFixed(2),
       'setup ms': Math.round(median(c.samples.map((s) => s.setupMs))),
     };
   });
@@ -264,6 +352,7 @@ for (const keys of keyCounts) {
   });
   perKeyCount.push({
     keys,
+    rawStateBytes: raw,
     checksum: expected,
     order: result.order,
     ratioToNoneSameBackend: Object.fromEntries(result.cases.map((c, i) => [c.name, ratios[i]])),
@@ -294,7 +383,17 @@ writeJson(jsonPath, {
   unit: 'source records per second',
   command,
   machine,
-  params: { n, rounds, warmup, parallelism: PARALLELISM, keyCounts, quick: args.quick, mode: 'exactly-once' },
+  params: {
+    n,
+    rounds,
+    warmup,
+    parallelism: PARALLELISM,
+    keyCounts,
+    backends,
+    cases: runnable.map((c) => c.name),
+    quick: args.quick,
+    mode: 'exactly-once',
+  },
   skipped,
   results: perKeyCount,
   report,

@@ -8,8 +8,12 @@
 //
 // args: n (records, default 2 000 000), keys (distinct keys, default 10 000), workload ('cheap',
 // default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1), rate
-// (records per second over all source subtasks, default unlimited: bench/pipeline/idle-cpu.mjs).
+// (records per second over all source subtasks, default unlimited: bench/pipeline/idle-cpu.mjs),
+// heapSample ('1': each sink subtask samples its thread's V8 used heap every 65 536 records and
+// reports the peak as `heapPeak`, bytes; the keyed state lives in the same thread, since the
+// running sum and the sink are chained: bench/checkpoint/run.ts).
 import { createHash } from 'node:crypto';
+import { getHeapStatistics } from 'node:v8';
 import { defineJob, sources } from 'weir';
 import { reportSink, wallNow } from './report-sink.mjs';
 
@@ -28,14 +32,19 @@ function fnv1a(text) {
  * Per sink subtask: the last `{ key, sum }` seen per key is that key's final sum (a key's
  * records reach one subtask, in order). Cost on the timed path: one Map.set per output record.
  */
-function digestReporter(ctx) {
+function digestReporter(ctx, heapSample) {
   const finals = new Map();
   let emitted = 0;
   let firstAt = 0;
+  let heapPeak = 0;
   return {
     write(r) {
       if (emitted++ === 0) firstAt = wallNow();
       finals.set(r.key, r.sum);
+      if (heapSample && (emitted & 0xffff) === 0) {
+        const used = getHeapStatistics().used_heap_size;
+        if (used > heapPeak) heapPeak = used;
+      }
     },
     report() {
       const endAt = wallNow();
@@ -50,6 +59,7 @@ function digestReporter(ctx) {
         firstAt,
         endAt,
         digest: { keys: finals.size, emitted, total, mix },
+        ...(heapSample ? { heapPeak: Math.max(heapPeak, getHeapStatistics().used_heap_size) } : {}),
       };
     },
   };
@@ -75,6 +85,7 @@ export default defineJob((env, args) => {
   const keys = Number(args.keys ?? 10_000);
   const workload = args.workload ?? 'cheap';
   const ratePerSec = args.rate === undefined ? undefined : Number(args.rate);
+  const heapSample = args.heapSample === '1';
   if (workload !== 'cheap' && workload !== 'cpu-heavy')
     throw new RangeError(`unknown workload '${workload}'`);
   env
@@ -95,5 +106,5 @@ export default defineJob((env, args) => {
       out.collect({ key: r.key, sum: next });
     })
     .name('running sum')
-    .sinkTo(reportSink('digest', digestReporter));
+    .sinkTo(reportSink('digest', (ctx) => digestReporter(ctx, heapSample)));
 });
