@@ -18,7 +18,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type FreshStartEvent, JobWarning } from '../coordinator/job-events.js';
 import type { ResolvedJobOptions } from '../coordinator/job-options.js';
-import { checkRestoreCompatibility, migrateLegacyUids } from '../coordinator/restore-compatibility.js';
+import { migrateLegacyUids, requireRestoreCompatible } from '../coordinator/restore-compatibility.js';
 import {
   type CheckpointDirState,
   classifyCheckpointDir,
@@ -27,12 +27,7 @@ import {
   restoreFailure,
 } from '../coordinator/restore-planning.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
-import {
-  CheckpointStorageError,
-  ClusterError,
-  MaxParallelismMismatchError,
-  NonRestoredStateError,
-} from '../errors.js';
+import { CheckpointStorageError, ClusterError } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type { TaskRestoreState } from '../protocol/task-deployment.js';
@@ -102,7 +97,7 @@ export function decideClusterRestore(
     });
     if (decision.kind === 'fresh-start') return { restore: null, skipped: [] };
     if (decision.kind === 'fail') throw restoreFailure(decision, dir);
-    checkFits(plan, options, decision.checkpoint.metadata!);
+    requireRestoreCompatible(plan, decision.checkpoint.metadata!, options.allowNonRestoredState);
     return {
       restore: { checkpointId: decision.checkpoint.checkpointId, dir },
       skipped: decision.warnings.map((w) => ({ checkpointId: w.checkpointId, problem: w.problem })),
@@ -211,7 +206,7 @@ export function planDirectoryRestore(
         'restoring',
         `checkpoint ${r.checkpointId}, which the assignment restores, is not in ${r.dir}: every instance must read the same directory`,
       );
-    checkFits(plan, options, stored);
+    requireRestoreCompatible(plan, stored, options.allowNonRestoredState);
     const packr = operatorStatePackr();
     const plans = planTaskRestores(
       plan,
@@ -223,30 +218,5 @@ export function planDirectoryRestore(
     return out;
   } finally {
     void storage.close();
-  }
-}
-
-/** Refuses a checkpoint whose state does not fit the job, as a job of one process does. */
-function checkFits(plan: ExecutionPlan, options: ResolvedJobOptions, stored: CheckpointMetadata): void {
-  const verdict = checkRestoreCompatibility({
-    plan,
-    metadata: migrateLegacyUids(plan, stored),
-    allowNonRestoredState: options.allowNonRestoredState,
-  });
-  switch (verdict.kind) {
-    case 'max-parallelism-mismatch':
-      throw new MaxParallelismMismatchError(
-        stored.checkpointId,
-        verdict.checkpointMaxParallelism,
-        verdict.jobMaxParallelism,
-      );
-    case 'non-restored-state':
-      throw new NonRestoredStateError(stored.checkpointId, verdict.operators);
-    case 'compatible':
-      return;
-    default: {
-      const unreachable: never = verdict;
-      throw new Error(`unknown restore compatibility ${JSON.stringify(unreachable)}`);
-    }
   }
 }

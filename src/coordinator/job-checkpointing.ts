@@ -24,13 +24,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  CheckpointStorageError,
-  describeOrphan,
-  MaxParallelismMismatchError,
-  NonRestoredStateError,
-  TaskFailureError,
-} from '../errors.js';
+import { CheckpointStorageError, describeOrphan, TaskFailureError } from '../errors.js';
 import { isStatefulOperator } from '../graph/operator-uid.js';
 import { operatorStatePackr } from '../protocol/operator-state-codec.js';
 import type {
@@ -56,7 +50,7 @@ import {
 } from './final-checkpoint-state.js';
 import type { JobClient } from './job-client.js';
 import { type FreshStartEvent, JobWarning, type RestoredEvent } from './job-events.js';
-import { checkRestoreCompatibility, migrateLegacyUids } from './restore-compatibility.js';
+import { migrateLegacyUids, requireRestoreCompatible } from './restore-compatibility.js';
 import {
   type CheckpointDirState,
   classifyCheckpointDir,
@@ -311,40 +305,23 @@ export class JobCheckpointing {
    * `allowNonRestoredState`, warns about the state that will be dropped.
    */
   #checkCompatible(stored: CheckpointMetadata): void {
-    const metadata = migrateLegacyUids(this.#client.plan, stored);
-    const verdict = checkRestoreCompatibility({
-      plan: this.#client.plan,
-      metadata,
-      allowNonRestoredState: this.#client.options.allowNonRestoredState,
-    });
-    switch (verdict.kind) {
-      case 'max-parallelism-mismatch':
-        throw new MaxParallelismMismatchError(
-          metadata.checkpointId,
-          verdict.checkpointMaxParallelism,
-          verdict.jobMaxParallelism,
-        );
-      case 'non-restored-state':
-        throw new NonRestoredStateError(metadata.checkpointId, verdict.operators);
-      case 'compatible':
-        if (verdict.nonRestored.length === 0) return;
-        this.#client.warn(
-          new JobWarning(
-            {
-              kind: 'non-restored-state',
-              checkpointId: metadata.checkpointId,
-              operators: verdict.nonRestored,
-            },
-            `checkpoint ${metadata.checkpointId}: dropping state no operator of this job takes ` +
-              `(allowNonRestoredState): ${verdict.nonRestored.map(describeOrphan).join(', ')}`,
-          ),
-        );
-        return;
-      default: {
-        const unreachable: never = verdict;
-        throw new Error(`unknown restore compatibility ${JSON.stringify(unreachable)}`);
-      }
-    }
+    const nonRestored = requireRestoreCompatible(
+      this.#client.plan,
+      stored,
+      this.#client.options.allowNonRestoredState,
+    );
+    if (nonRestored.length === 0) return;
+    this.#client.warn(
+      new JobWarning(
+        {
+          kind: 'non-restored-state',
+          checkpointId: stored.checkpointId,
+          operators: nonRestored,
+        },
+        `checkpoint ${stored.checkpointId}: dropping state no operator of this job takes ` +
+          `(allowNonRestoredState): ${nonRestored.map(describeOrphan).join(', ')}`,
+      ),
+    );
   }
 
   /**

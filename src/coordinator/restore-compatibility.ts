@@ -1,7 +1,8 @@
 /**
  * Whether a checkpoint's state fits the job that restores it: a pure decision over the
- * checkpoint's metadata and the new execution plan, taken before any task starts. The caller
- * (`JobCheckpointing`) raises the refusal as a typed error or emits the warning.
+ * checkpoint's metadata and the new execution plan, taken before any task starts.
+ * {@link requireRestoreCompatible} raises a refusal as its typed error for every restoring caller
+ * (`JobCheckpointing`, a cluster job's restore), which emits the warning where it has one.
  *
  * - Old checkpoints (no `job.defaultUidScheme`) named operators without `.uid()` by position
  *   (`${kind}-${nodeId}`); {@link migrateLegacyUids} maps those to the job's current uids first,
@@ -11,7 +12,7 @@
  *   whose operator no longer heads a task) is refused unless `allowNonRestoredState`.
  */
 
-import type { OrphanedState } from '../errors.js';
+import { MaxParallelismMismatchError, NonRestoredStateError, type OrphanedState } from '../errors.js';
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { DEFAULT_UID_SCHEME, legacyUidOf } from '../graph/operator-uid.js';
 import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
@@ -94,4 +95,38 @@ export function checkRestoreCompatibility(facts: {
     return { kind: 'non-restored-state', operators: nonRestored };
   }
   return { kind: 'compatible', nonRestored };
+}
+
+/**
+ * {@link checkRestoreCompatibility} of `stored` (its legacy uids migrated first), a refusal raised
+ * as its typed error. Returns the state the restore drops (non-empty only with
+ * `allowNonRestoredState`), for the caller's warning.
+ * @throws MaxParallelismMismatchError, NonRestoredStateError
+ */
+export function requireRestoreCompatible(
+  plan: ExecutionPlan,
+  stored: CheckpointMetadata,
+  allowNonRestoredState: boolean,
+): readonly OrphanedState[] {
+  const verdict = checkRestoreCompatibility({
+    plan,
+    metadata: migrateLegacyUids(plan, stored),
+    allowNonRestoredState,
+  });
+  switch (verdict.kind) {
+    case 'max-parallelism-mismatch':
+      throw new MaxParallelismMismatchError(
+        stored.checkpointId,
+        verdict.checkpointMaxParallelism,
+        verdict.jobMaxParallelism,
+      );
+    case 'non-restored-state':
+      throw new NonRestoredStateError(stored.checkpointId, verdict.operators);
+    case 'compatible':
+      return verdict.nonRestored;
+    default: {
+      const unreachable: never = verdict;
+      throw new Error(`unknown restore compatibility ${JSON.stringify(unreachable)}`);
+    }
+  }
 }
