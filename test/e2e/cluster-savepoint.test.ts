@@ -2,7 +2,8 @@
  * Stop-with-savepoint of a cluster job and `restoreFrom` of it, against the machine's NATS server
  * (127.0.0.1:4222): test/fixtures/jobs/split-sum.mjs (sequence → map | keyBy → running sum →
  * exactly-once collect sink) at parallelism 3, each instance a child process running
- * test/fixtures/cluster/savepoint-instance.mjs (the public startJob).
+ * test/fixtures/cluster/cluster-instance.mjs (the public startJob; without the `cluster` option a
+ * job of one process).
  *
  * Run 1: three instances; every source holds after HOLD of its N/3 records (half-way; flag files
  * `held-<subtask>`). Once all held and the coordinator completed a checkpoint, a NON-coordinator
@@ -37,7 +38,7 @@ import {
 import { InstanceLog as Log } from './cluster-log.js';
 import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
 
-const HOST = path.join(ROOT, 'test/fixtures/cluster/savepoint-instance.mjs');
+const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
 const N = 6000;
 const PARALLELISM = 3;
@@ -149,22 +150,34 @@ async function stopWithSavepoint(via: 'instance' | 'cli' | 'one-process'): Promi
   return { savepoint, dir, sums };
 }
 
+/**
+ * Run 2 on two instances of a new cluster: restores `first`'s savepoint with the sources released;
+ * every instance deploys from it and finishes. Returns the run's log.
+ */
+async function restoreOnTwoInstances(
+  first: { savepoint: { checkpointId: number; path: string }; dir: string },
+  prefix: string,
+): Promise<Log> {
+  const dir2 = tempDir(prefix);
+  const name = clusterName();
+  const { log } = start(2, () => ({
+    parallelism: PARALLELISM,
+    args: jobArgs(first.dir),
+    checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
+    cluster: { servers: SERVERS, name, instances: 2 },
+    restoreFrom: first.savepoint.path,
+  }));
+  await log.until('both results', () => log.of('result').length === 2);
+  for (const d of log.of('deployed')) expect(d.restoredFrom).toBe(first.savepoint.checkpointId);
+  for (const r of log.of('result')) expect(r.status).toBe('finished');
+  return log;
+}
+
 describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
   it('three instances stop with a savepoint asked on a non-coordinator; two instances of a new cluster restore it; the output is exact', async () => {
     const first = await stopWithSavepoint('instance');
     writeFileSync(path.join(first.dir, 'release'), '');
-    const dir2 = tempDir('weir-cluster-sp-restore-');
-    const name = clusterName();
-    const { log } = start(2, () => ({
-      parallelism: PARALLELISM,
-      args: jobArgs(first.dir),
-      checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
-      cluster: { servers: SERVERS, name, instances: 2 },
-      restoreFrom: first.savepoint.path,
-    }));
-    await log.until('both results', () => log.of('result').length === 2);
-    for (const d of log.of('deployed')) expect(d.restoredFrom).toBe(first.savepoint.checkpointId);
-    for (const r of log.of('result')) expect(r.status).toBe('finished');
+    const log = await restoreOnTwoInstances(first, 'weir-cluster-sp-restore-');
     const second = log.of('result').flatMap((r) => r.sinks!.sums);
     expect(existsSync(first.savepoint.path)).toBe(true);
     expectExactRunningSums([...first.sums, ...second], N, KEYS);
@@ -190,18 +203,7 @@ describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
   it('the savepoint of a job of ONE process (parallelism 3) restores on two cluster instances; the output is exact', async () => {
     const first = await stopWithSavepoint('one-process');
     writeFileSync(path.join(first.dir, 'release'), '');
-    const dir2 = tempDir('weir-cluster-sp-from-one-');
-    const name = clusterName();
-    const { log } = start(2, () => ({
-      parallelism: PARALLELISM,
-      args: jobArgs(first.dir),
-      checkpointing: { interval: 100, dir: path.join(dir2, 'checkpoints') },
-      cluster: { servers: SERVERS, name, instances: 2 },
-      restoreFrom: first.savepoint.path,
-    }));
-    await log.until('both results', () => log.of('result').length === 2);
-    for (const d of log.of('deployed')) expect(d.restoredFrom).toBe(first.savepoint.checkpointId);
-    for (const r of log.of('result')) expect(r.status).toBe('finished');
+    const log = await restoreOnTwoInstances(first, 'weir-cluster-sp-from-one-');
     expectExactRunningSums([...first.sums, ...log.of('result').flatMap((r) => r.sinks!.sums)], N, KEYS);
   });
 });
