@@ -23,7 +23,7 @@ import {
   type CheckpointDirState,
   classifyCheckpointDir,
   jobMetadataOf,
-  planRestore,
+  planStoredRestore,
   restoreFailure,
 } from '../coordinator/restore-planning.js';
 import { planTaskRestores } from '../coordinator/task-restore-planner.js';
@@ -84,17 +84,12 @@ export function decideClusterRestore(
   const dir = from === 'latest' ? resolve(sharedDir) : resolve(from);
   const storage = CheckpointStorage.open(dir, { create: false });
   try {
-    const found = storage.findRestorable();
-    const candidates: { checkpointId: number; problem?: string; metadata?: CheckpointMetadata }[] =
-      found.skipped.map((s) => ({ checkpointId: s.checkpointId, problem: s.problems.join('; ') }));
-    if (found.state === 'found')
-      candidates.push({ checkpointId: found.metadata.checkpointId, metadata: found.metadata });
-    const decision = planRestore({
-      candidates,
-      request: from === 'latest' ? 'latest' : 'explicit',
-      mode: options.checkpointing!.mode,
-      allowFallbackPastDamaged: options.allowFallbackPastDamaged,
-    });
+    const decision = planStoredRestore(
+      storage.findRestorable(),
+      from === 'latest' ? 'latest' : 'explicit',
+      options.checkpointing!.mode,
+      options.allowFallbackPastDamaged,
+    );
     if (decision.kind === 'fresh-start') return { restore: null, skipped: [] };
     if (decision.kind === 'fail') throw restoreFailure(decision, dir);
     requireRestoreCompatible(plan, decision.checkpoint.metadata!, options.allowNonRestoredState);

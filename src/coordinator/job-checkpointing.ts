@@ -55,7 +55,7 @@ import {
   type CheckpointDirState,
   classifyCheckpointDir,
   jobMetadataOf,
-  planRestore,
+  planStoredRestore,
   restoreFailure,
 } from './restore-planning.js';
 import type { DeployedTask, Execution } from './scheduler.js';
@@ -236,18 +236,12 @@ export class JobCheckpointing {
     const storage = own ? this.#storage : CheckpointStorage.open(resolve(from), { create: false });
     let keepOpen = false;
     try {
-      const found = storage.findRestorable();
-      const candidates: { checkpointId: number; problem?: string; metadata?: CheckpointMetadata }[] =
-        found.skipped.map((s) => ({ checkpointId: s.checkpointId, problem: s.problems.join('; ') }));
-      if (found.state === 'found') {
-        candidates.push({ checkpointId: found.metadata.checkpointId, metadata: found.metadata });
-      }
-      const decision = planRestore({
-        candidates,
-        request: from === 'latest' ? 'latest' : 'explicit',
-        mode: options.checkpointing!.mode,
-        allowFallbackPastDamaged: options.allowFallbackPastDamaged,
-      });
+      const decision = planStoredRestore(
+        storage.findRestorable(),
+        from === 'latest' ? 'latest' : 'explicit',
+        options.checkpointing!.mode,
+        options.allowFallbackPastDamaged,
+      );
       if (decision.kind === 'fresh-start') {
         this.#freshStart({
           dir: storage.dir,

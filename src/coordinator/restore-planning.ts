@@ -14,6 +14,7 @@ import {
 import type { ExecutionPlan } from '../graph/execution-plan.js';
 import { DEFAULT_UID_SCHEME } from '../graph/operator-uid.js';
 import type { CheckpointMetadata } from '../state/storage/checkpoint-metadata.js';
+import type { RestoreSelection } from '../state/storage/select-restorable.js';
 import type { RestartDecision } from './restart-strategy.js';
 
 /** A checkpoint found in storage (or in the store). `problem` set means it cannot be used. */
@@ -74,6 +75,30 @@ export interface RestoreFacts<C extends RestoreCandidate> {
   readonly mode: CheckpointMode;
   /** The user accepted duplicates from a fallback (`allowFallbackPastDamaged`). */
   readonly allowFallbackPastDamaged: boolean;
+}
+
+/** A restore candidate read from checkpoint storage: usable ones carry their metadata. */
+export interface StoredCandidate extends RestoreCandidate {
+  readonly metadata?: CheckpointMetadata;
+}
+
+/**
+ * {@link planRestore} over what a checkpoint directory holds (`CheckpointStorage.findRestorable`):
+ * the checkpoints it skipped as damaged, newest first, then the usable one, if any.
+ */
+export function planStoredRestore(
+  found: RestoreSelection,
+  request: RestoreFacts<StoredCandidate>['request'],
+  mode: CheckpointMode,
+  allowFallbackPastDamaged: boolean,
+): RestorePlan<StoredCandidate> {
+  const candidates: StoredCandidate[] = found.skipped.map((s) => ({
+    checkpointId: s.checkpointId,
+    problem: s.problems.join('; '),
+  }));
+  if (found.state === 'found')
+    candidates.push({ checkpointId: found.metadata.checkpointId, metadata: found.metadata });
+  return planRestore({ candidates, request, mode, allowFallbackPastDamaged });
 }
 
 /**

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FixedDelayRestartStrategy, NoRestartStrategy } from '../../../src/coordinator/restart-strategy.js';
-import { decideFailover, planRestore } from '../../../src/coordinator/restore-planning.js';
+import { decideFailover, planRestore, planStoredRestore } from '../../../src/coordinator/restore-planning.js';
 import { CheckpointDeclinedError, InvalidOptionError, TaskFailureError } from '../../../src/errors.js';
+import type { CheckpointMetadata } from '../../../src/state/storage/checkpoint-metadata.js';
 
 describe('planRestore', () => {
   const exactlyOnce = { mode: 'exactly-once', allowFallbackPastDamaged: false } as const;
@@ -152,5 +153,35 @@ describe('decideFailover', () => {
         reason: 'restarts-exhausted',
       },
     );
+  });
+});
+
+describe('planStoredRestore (what a checkpoint directory holds)', () => {
+  const metadata = { checkpointId: 4 } as CheckpointMetadata;
+  const skipped = [
+    {
+      checkpointId: 5,
+      state: 'metadata-corrupt' as const,
+      problems: ['chunk a: corrupt', 'chunk b: missing'],
+    },
+  ];
+  it('the usable checkpoint carries its metadata; the skipped ones their problems, joined', () => {
+    const usable = planStoredRestore(
+      { state: 'found', metadata, skipped: [] },
+      'latest',
+      'exactly-once',
+      false,
+    );
+    expect(usable).toMatchObject({ kind: 'restore', checkpoint: { checkpointId: 4, metadata } });
+    const refused = planStoredRestore({ state: 'found', metadata, skipped }, 'latest', 'exactly-once', false);
+    expect(refused).toMatchObject({
+      kind: 'fail',
+      reason: 'fallback-past-committed',
+      fallback: { checkpointId: 4, metadata },
+      warnings: [{ checkpointId: 5, problem: 'chunk a: corrupt; chunk b: missing' }],
+    });
+    expect(planStoredRestore({ state: 'none', skipped: [] }, 'latest', 'exactly-once', false)).toMatchObject({
+      kind: 'fresh-start',
+    });
   });
 });
