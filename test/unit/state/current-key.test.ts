@@ -77,4 +77,26 @@ describe('HeapKeyedStateBackend.setCurrentKey', () => {
     backend.setCurrentKey(owned, 100);
     expect(backend.currentKeyGroup).toBe(assignToKeyGroup(owned, 128));
   });
+
+  it('a known key group in a range that does not start at 0 selects that group and its own state', () => {
+    const range = keyGroupRangeFor(128, 2, 1); // 64..127: the group index is group - 64
+    const backend = new HeapKeyedStateBackend({ maxParallelism: 128, keyGroupRange: range });
+    const owned: string[] = [];
+    for (let i = 0; owned.length < 3; i++)
+      if (assignToKeyGroup(`k${i}`, 128) >= range.start) owned.push(`k${i}`);
+    // Keys one after the other and back: each key switch must reach that key's own entry.
+    for (const [round, k] of [...owned, ...owned].entries()) {
+      backend.setCurrentKey(k, assignToKeyGroup(k, 128));
+      expect(backend.currentKeyGroup).toBe(assignToKeyGroup(k, 128));
+      const v = backend.value<number>('v');
+      v.update((v.value() ?? 0) + round + 1);
+    }
+    const sums = new Map<string, number>();
+    for (const k of owned) {
+      backend.setCurrentKey(k, assignToKeyGroup(k, 128));
+      sums.set(k, backend.value<number>('v').value() ?? -1);
+    }
+    expect([...sums.values()]).toEqual([1 + 4, 2 + 5, 3 + 6]);
+    expect([...backend.keys('v')].sort()).toEqual([...owned].sort());
+  });
 });
