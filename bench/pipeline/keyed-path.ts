@@ -98,40 +98,6 @@ function plainMapCase(): Case {
   };
 }
 
-function weirStateCase(name: string, sinkSet: boolean, Backend: Backend = HeapKeyedStateBackend): Case {
-  const dec = new ShapeDecoder();
-  const backend = new Backend({ maxParallelism: 128, keyGroupRange: { start: 0, end: 127 } });
-  const state = backend.store;
-  const finals = new Map<string, number>();
-  let count = 0;
-  let b = 0;
-  const write = sinkSet
-    ? (o: { key: string; sum: number }) => {
-        count++;
-        finals.set(o.key, o.sum);
-      }
-    : (_o: { key: string; sum: number }) => {
-        count++;
-      };
-  return {
-    name,
-    run() {
-      const g = groups[b];
-      const recs = dec.decode(payloads[b]) as Rec[];
-      b = (b + 1) % payloads.length;
-      for (let i = 0; i < recs.length; i++) {
-        const r = recs[i];
-        backend.setCurrentKey(r.key, g[i]);
-        const sum = state.value<number>('sum');
-        const next = (sum.value() ?? 0) + r.value;
-        sum.update(next);
-        write({ key: r.key, sum: next });
-      }
-      blackhole += count;
-    },
-  };
-}
-
 function decodeOnlyCase(): Case {
   const dec = new ShapeDecoder();
   let b = 0;
@@ -145,15 +111,34 @@ function decodeOnlyCase(): Case {
   };
 }
 
+/** Each weir case loads its own instance of the loop's module: see keyed-path-weir-case.ts. */
+async function weirCase(
+  name: string,
+  sinkSet: boolean,
+  Backend: Backend = HeapKeyedStateBackend,
+): Promise<Case> {
+  const mod: typeof import('./keyed-path-weir-case.js') = await import(
+    `./keyed-path-weir-case.ts?case=${encodeURIComponent(name)}`
+  );
+  const c = mod.weirStateCase(name, sinkSet, Backend, payloads, groups);
+  return {
+    name,
+    run() {
+      c.run();
+      blackhole += c.emitted();
+    },
+  };
+}
+
 const cases: Case[] = [
   decodeOnlyCase(),
   plainMapCase(),
-  weirStateCase('weir state, sink Map.set', true),
-  weirStateCase('weir state, sink counts', false),
+  await weirCase('weir state, sink Map.set', true),
+  await weirCase('weir state, sink counts', false),
   ...(BaseBackend
     ? [
-        weirStateCase('base: weir state, sink Map.set', true, BaseBackend),
-        weirStateCase('base: weir state, sink counts', false, BaseBackend),
+        await weirCase('base: weir state, sink Map.set', true, BaseBackend),
+        await weirCase('base: weir state, sink counts', false, BaseBackend),
       ]
     : []),
 ];
