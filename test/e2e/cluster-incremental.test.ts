@@ -13,6 +13,12 @@
  * three sum subtasks, chunks of an earlier checkpoint. Then the sources are released: every
  * transaction any instance committed, counted once by its id, is exactly the running sums (a
  * restore that dropped the base chain, or applied it out of order, loses or changes sums).
+ *
+ * Retention (shared-dir-retention.ts): with `retain` 2 and `fullEvery` 3 (fulls and deltas
+ * alternate, so discards delete base chunks), ten checkpoints while the sources hold leave at
+ * most three in the shared directory (a commit's metadata is written before its discards run;
+ * without retention it held ten), a SIGKILL restores the newest, whole, the output is exact, and
+ * at the end the directory holds exactly the newest two committed, each verifying.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
