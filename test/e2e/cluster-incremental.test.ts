@@ -33,9 +33,10 @@ import {
   forkInstance,
   NATS_SERVERS as SERVERS,
   tempDir,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -92,18 +93,8 @@ async function killMember(log: Log, children: ReturnType<typeof startInstances>[
 describe('incremental checkpoints of a cluster job', () => {
   it('SIGKILL of a member: the survivors restore a delta whose base the killed instance wrote; the committed output is exact', async () => {
     const { dir, log, children } = startInstances();
-    await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-    await whenFiles(
-      dir,
-      Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-      firstExit(children),
-    );
     // Two checkpoints while the sources hold: the one restored is not the first (full) one.
-    const before = log.of('checkpoint').length;
-    await log.until(
-      'two checkpoints while the sources hold',
-      () => log.of('checkpoint').length >= before + 2,
-    );
+    await untilHeld(log, children, dir, { instances: INSTANCES, checkpoints: 2 });
     const { survivors, restored } = await killMember(log, children);
 
     // The restored checkpoint is a delta: every sum subtask (one per instance in the first run,
@@ -138,18 +129,8 @@ describe('incremental checkpoints of a cluster job', () => {
     const RETAIN = 2;
     const { dir, log, children } = startInstances({ retain: RETAIN, fullEvery: 3 });
     const checkpoints = path.join(dir, 'checkpoints');
-    await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-    await whenFiles(
-      dir,
-      Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-      firstExit(children),
-    );
-    const before = log.of('checkpoint').length;
     const held = 10;
-    await log.until(
-      `${held} checkpoints while the sources hold`,
-      () => log.of('checkpoint').length >= before + held,
-    );
+    await untilHeld(log, children, dir, { instances: INSTANCES, checkpoints: held });
     // A commit's metadata is in the directory before its discards ran: at most one more.
     expect(await retained(checkpoints)).toBeLessThanOrEqual(RETAIN + 1);
 
