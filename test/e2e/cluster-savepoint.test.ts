@@ -17,7 +17,8 @@
  * Run 2 restores the savepoint — on two instances of a new cluster, or as a job of one process at
  * parallelism 2 — with the sources released (a third case: a job of ONE process stops with a
  * savepoint and two cluster instances restore it): the union of run 1's and run 2's committed output,
- * with no deduplication, is exactly the running sums of the whole input. A savepoint that lost or
+ * with no deduplication, is exactly the running sums of the whole input. A fourth case takes the
+ * savepoint of an incremental job (a delta in the shared directory) and restores its copy. A savepoint that lost or
  * repeated state, a restore that started from the beginning or committed the savepoint's output
  * again, all fail that check.
  */
@@ -34,9 +35,10 @@ import {
   clusterName as freshClusterName,
   tempDir as freshTempDir,
   NATS_SERVERS as SERVERS,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import { expectExactRunningSums, type RunningSum } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -66,7 +68,10 @@ const jobArgs = (dir: string) => ({ n: String(N), hold: String(HOLD), keys: Stri
  * instance's handle, or (`cli`) with `weir cluster savepoint DIR` from outside the job.
  * Returns the savepoint and the output the three committed.
  */
-async function stopWithSavepoint(via: 'instance' | 'cli' | 'one-process'): Promise<{
+async function stopWithSavepoint(
+  via: 'instance' | 'cli' | 'one-process',
+  { incremental = false }: { incremental?: boolean } = {},
+): Promise<{
   savepoint: { checkpointId: number; path: string };
   dir: string;
   sums: RunningSum[];
@@ -78,17 +83,20 @@ async function stopWithSavepoint(via: 'instance' | 'cli' | 'one-process'): Promi
   const { log, children } = start(instances, () => ({
     parallelism: PARALLELISM,
     args: jobArgs(dir),
-    checkpointing: { interval: 100, dir: shared },
+    checkpointing: {
+      interval: 100,
+      dir: shared,
+      ...(incremental ? { incremental: true, fullEvery: 1000 } : {}),
+    },
     ...(via === 'one-process' ? {} : { cluster: { servers: SERVERS, name, instances } }),
   }));
-  await log.until('every instance deployed', () => log.of('deployed').length === instances);
-  await whenFiles(
-    dir,
-    Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
-    firstExit(children),
-  );
-  const before = log.of('checkpoint').length;
-  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+  // Incremental: two checkpoints while the sources hold, so the savepoint (a later one) is a delta
+  // over chunks an earlier checkpoint wrote.
+  await untilHeld(log, children, dir, {
+    instances,
+    parallelism: PARALLELISM,
+    checkpoints: incremental ? 2 : 1,
+  });
   const coordinator = log.of('checkpoint')[0].instance;
   const asker = (coordinator + 1) % instances;
   const savepointDir = path.join(dir, 'savepoint');
@@ -143,6 +151,15 @@ async function stopWithSavepoint(via: 'instance' | 'cli' | 'one-process'): Promi
   const sharedStorage = CheckpointStorage.open(shared, { create: false });
   try {
     expect(sharedStorage.listCompleted()).toContain(savepoint.checkpointId);
+    if (incremental) {
+      // In the shared directory the savepoint is a delta: its chunks include an earlier
+      // checkpoint's, which the copy above carries (verified `ok` in a directory of its own).
+      const metadata = sharedStorage.loadMetadata(savepoint.checkpointId)!;
+      expect(metadata.incremental).toBe(true);
+      expect(
+        metadata.subtasks.some((s) => s.chunks.some((h) => h.checkpointId < savepoint.checkpointId)),
+      ).toBe(true);
+    }
   } finally {
     await sharedStorage.close();
   }
@@ -181,6 +198,13 @@ describe('stop-with-savepoint of a cluster job, and restoreFrom', () => {
     const second = log.of('result').flatMap((r) => r.sinks!.sums);
     expect(existsSync(first.savepoint.path)).toBe(true);
     expectExactRunningSums([...first.sums, ...second], N, KEYS);
+  });
+
+  it('an incremental cluster job stops with a savepoint that is a delta in the shared directory; the copy is self-contained and two instances of a new cluster restore it exactly', async () => {
+    const first = await stopWithSavepoint('instance', { incremental: true });
+    writeFileSync(path.join(first.dir, 'release'), '');
+    const log = await restoreOnTwoInstances(first, 'weir-cluster-sp-incremental-');
+    expectExactRunningSums([...first.sums, ...log.of('result').flatMap((r) => r.sinks!.sums)], N, KEYS);
   });
 
   it('`weir cluster savepoint` stops three instances; the savepoint restores as a job of one process at parallelism 2; the output is exact', async () => {
