@@ -1,6 +1,6 @@
 /**
  * Keyed state backends (heap and lmdb, same run): the synchronous pause at the barrier
- * (`snapshot()`: copy-on-write for heap; write-back of pending writes + a read transaction for
+ * (`snapshot()`: copy-on-write for heap; the pending writes packed + a read transaction for
  * lmdb) and the asynchronous serialization, for 10k / 100k / 1M keys, against a naive
  * stop-the-world deep copy measured in the same run; delta vs full bytes when 1% of the keys
  * changed; and read-modify-write throughput.
@@ -11,7 +11,7 @@
  * state-smoke.json with --smoke; or PATH), with the machine and the Node version.
  * `--quick` runs 10k and 100k keys only, with fewer repetitions; `--smoke` 10k keys, 3 reps.
  * Before each timed barrier, 1% of the keys (at most 1000) are updated, so the lmdb pause includes
- * a realistic write-back.
+ * realistic pending writes (packed at the barrier, not written).
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';

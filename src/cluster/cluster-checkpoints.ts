@@ -14,7 +14,8 @@
  * took the lease over — and only after it succeeded is `complete` published, upon which the sinks
  * commit. One checkpoint at a time; once every task's input ended, the final one (`final`, every
  * task triggered, each task ends after it completed). A decline or a timeout aborts the pending
- * checkpoint (the next tick triggers another one).
+ * checkpoint (the next tick triggers another one), and so does a commit refused before its
+ * commit point (chunks it references were discarded, shared-dir-retention.ts).
  *
  * Stop-with-savepoint (cluster-savepoint.ts carries it out): {@link ClusterCheckpoints.triggerSavepoint}
  * takes the next checkpoint as a savepoint (barriers typed `savepoint`) and, once it committed,
@@ -106,6 +107,14 @@ export interface ClusterCheckpointRecord {
   readonly tasks: Readonly<Record<string, TaskSnapshotHandles>>;
 }
 
+/**
+ * What the commit of a completed checkpoint did: `aborted` — refused before its commit point,
+ * nothing committed (`reason` says why).
+ */
+export type ClusterCommitOutcome =
+  | { readonly state: 'committed' }
+  | { readonly state: 'aborted'; readonly reason: string };
+
 export interface ClusterCheckpointsOptions {
   readonly run: string;
   readonly lineage?: string;
@@ -118,8 +127,12 @@ export interface ClusterCheckpointsOptions {
   readonly sources: readonly string[];
   readonly timeoutMs: number;
   readonly publish: (m: CoordinatorMessage) => void;
-  /** The fenced commit (CoordinatorLease.commit); a rejection fails the job. */
-  readonly commit: (record: ClusterCheckpointRecord) => Promise<void>;
+  /**
+   * The fenced commit (CoordinatorLease.commit); a rejection fails the job. `aborted`: nothing
+   * was committed and the checkpoint cannot be (shared-dir-retention.ts:
+   * chunks it references were discarded): it is aborted like a timed-out one.
+   */
+  readonly commit: (record: ClusterCheckpointRecord) => Promise<ClusterCommitOutcome>;
   readonly onCompleted?: (record: ClusterCheckpointRecord, bytes: number, durationMs: number) => void;
   /** The job failed (a member failed, a commit was refused): every member is told with `fail`. */
   readonly onFailed: (message: string) => void;
@@ -420,13 +433,20 @@ export class ClusterCheckpoints {
       completedAt: Date.now(),
       tasks: p.handles,
     };
+    let outcome: ClusterCommitOutcome;
     try {
-      await this.#o.commit(record);
+      outcome = await this.#o.commit(record);
     } catch (e) {
       this.fail(`checkpoint ${p.checkpointId} not committed: ${(e as Error).message}`);
       return;
     }
     if (this.#failed) return;
+    if (outcome.state === 'aborted') {
+      // Nothing was committed: abort it as a decline would (#abort skips a committing one).
+      p.committing = false;
+      this.#abort(p, outcome.reason);
+      return;
+    }
     this.#pending = null;
     this.completed.push(p.checkpointId);
     this.#o.onCompleted?.(record, p.bytes, this.#now() - p.startedAt);

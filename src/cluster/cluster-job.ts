@@ -191,8 +191,9 @@ export async function runClusterInstance(
   // Created (or opened) here first, as JobCheckpointing does for a job of one process: tasks open
   // it without validating.
   const storage = await openSharedCheckpointStorage(cluster.checkpointDir);
-  // `retain` for full checkpoints only (shared-dir-retention.ts says why).
-  const retention = c.incremental ? null : new SharedDirRetention(storage, c.retain, log);
+  // Every commit goes through it: checked against, and serialised with, `retain`'s discards
+  // (shared-dir-retention.ts says why incremental checkpoints need the check).
+  const retention = new SharedDirRetention(storage, c.retain, log);
   // `restoreFrom` decided on every instance before it joins: a refusal (a damaged newest
   // checkpoint, a misfit) fails every instance alike and at once; were it only the coordinator's,
   // the others would wait for `instances` members forever. Decided after this instance's own
@@ -354,9 +355,12 @@ export async function runClusterInstance(
           timeoutMs: c.timeout,
           publish: (m) => send(subjects.ctl, m),
           commit: async (record) => {
-            await activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record));
-            if ((await commitToSharedDir(storage, client.plan, record, log)) && retention)
-              void retention.written(record.checkpointId);
+            const outcome = await retention.commit(metadataOfRecord(client.plan, record), () =>
+              activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record)),
+            );
+            return outcome.state === 'missing-chunks'
+              ? { state: 'aborted', reason: `chunk ${outcome.missing[0]} it references was discarded` }
+              : { state: 'committed' };
           },
           onCompleted: (record, bytes, durationMs) => {
             client.recordCheckpoint(statsOf(record, bytes, durationMs));
@@ -770,7 +774,7 @@ export async function runClusterInstance(
     await lease?.close({ release: true }).catch(() => undefined);
     await membership.leave().catch(() => undefined);
     await conn?.close().catch(() => undefined);
-    await retention?.settled();
+    await retention.settled();
     await storage.close();
   }
 }
@@ -1035,37 +1039,6 @@ async function readRestore(
   const metadata: CheckpointMetadata = metadataOfRecord(plan, record);
   const packr = operatorStatePackr();
   return planTaskRestores(plan, metadata, (h) => packr.unpack(storage.readChunk(h)) as unknown[]);
-}
-
-/**
- * Commits a committed checkpoint's metadata into the shared checkpoint directory too, after its
- * record was committed through the lease (the commit point stays the record): so the directory
- * holds it when the NATS buckets are gone — `weir checkpoints DIR` lists it, `restoreFrom: DIR`
- * (a cluster job's or a job of one process) restores it. A failure here only costs that (a warning).
- * True when the metadata was written (shared-dir-retention.ts discards only after that).
- */
-async function commitToSharedDir(
-  storage: CheckpointStorage,
-  plan: ExecutionPlan,
-  record: ClusterCheckpointRecord,
-  log: (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void,
-): Promise<boolean> {
-  try {
-    const outcome = await storage.commitCheckpoint(metadataOfRecord(plan, record));
-    if (outcome.state === 'committed') return true;
-    log(
-      'warn',
-      { checkpointId: record.checkpointId, outcome: outcome.state },
-      'checkpoint metadata not written to the shared directory',
-    );
-  } catch (e) {
-    log(
-      'warn',
-      { checkpointId: record.checkpointId, err: (e as Error).message },
-      'checkpoint metadata not written to the shared directory',
-    );
-  }
-  return false;
 }
 
 const probeName = (name: string, run: string) => `.weir-cluster-${name}-${run}`;

@@ -42,6 +42,11 @@ export interface DemoRunConfig {
    * cache, no fsync; the table labels the row so). The job's exactness does not depend on it.
    */
   readonly durability: Durability;
+  /**
+   * Nice levels the job's worker threads run below the main thread (0–19; 0: equal), so that the
+   * main thread's appends are not starved by the job on a small machine (`demo-thread-priority.ts`).
+   */
+  readonly workerNice: number;
 }
 
 export async function runDemoMode(
@@ -121,6 +126,7 @@ export async function runDemoMode(
         telemetry: telemetryName,
         crashFile,
         durability: config.durability,
+        workerNice: String(config.workerNice),
         crashAfter: String(Math.max(1, Math.floor((config.crashAt * config.records) / config.parallelism))),
       },
       checkpointing: { interval: config.checkpointIntervalMs, mode, dir: join(dir, 'checkpoints') },

@@ -8,7 +8,8 @@
  *
  * Sizes come from {@link DemoOptions} (the e2e test runs a small one) or, from the CLI, from the
  * environment: WEIR_DEMO_RECORDS, WEIR_DEMO_RATE, WEIR_DEMO_OUT, WEIR_DEMO_DURABILITY (`fsync`, the
- * default, or `os`: the feed's appends are not fsynced; the table says so).
+ * default, or `os`: the feed's appends are not fsynced; the table says so), WEIR_DEMO_WORKER_NICE
+ * (how many nice levels the job threads run below the main thread, 0–19, default 10; 0: equal).
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { type ModeMeasurements, measureMode } from './demo-measurements.js';
 import type { ProgressStream } from './demo-progress.js';
 import { buildDemoReport, correctnessText, demoTable, describeDemoJob } from './demo-report.js';
 import { type DemoRunConfig, runDemoMode } from './demo-run.js';
+import { DEMO_WORKER_NICE } from './demo-thread-priority.js';
 import { computeExpectation, demoExitCode } from './demo-verify.js';
 
 export interface DemoOptions extends Partial<DemoRunConfig> {
@@ -46,6 +48,7 @@ const DEFAULTS: DemoRunConfig = {
   checkpointIntervalMs: 500,
   crashAt: 0.5,
   durability: 'fsync',
+  workerNice: DEMO_WORKER_NICE,
 };
 
 /** Demo options from WEIR_DEMO_* environment variables; a bad value is an InvalidOptionError. */
@@ -65,7 +68,18 @@ export function demoOptionsFromEnv(env: NodeJS.ProcessEnv): DemoOptions {
       `must be 'fsync' or 'os', got ${JSON.stringify(durability)}`,
     );
   }
+  const nice = env.WEIR_DEMO_WORKER_NICE;
+  let workerNice: number | undefined;
+  if (nice !== undefined && nice !== '') {
+    workerNice = Number(nice);
+    if (!Number.isInteger(workerNice) || workerNice < 0 || workerNice > 19)
+      throw new InvalidOptionError(
+        'WEIR_DEMO_WORKER_NICE',
+        `must be an integer in 0..19, got ${JSON.stringify(nice)}`,
+      );
+  }
   return {
+    workerNice,
     durability: durability === '' ? undefined : durability,
     records: num('WEIR_DEMO_RECORDS'),
     rate: num('WEIR_DEMO_RATE'),
@@ -82,10 +96,13 @@ function resolveConfig(o: DemoOptions): DemoRunConfig {
     checkpointIntervalMs: o.checkpointIntervalMs ?? DEFAULTS.checkpointIntervalMs,
     crashAt: o.crashAt ?? DEFAULTS.crashAt,
     durability: o.durability ?? DEFAULTS.durability,
+    workerNice: o.workerNice ?? DEFAULTS.workerNice,
   };
   if (c.durability !== 'fsync' && c.durability !== 'os')
     throw new InvalidOptionError('demo.durability', `must be 'fsync' or 'os', got ${String(c.durability)}`);
-  const positiveInt = (name: Exclude<keyof DemoRunConfig, 'durability'>) => {
+  if (!Number.isInteger(c.workerNice) || c.workerNice < 0 || c.workerNice > 19)
+    throw new InvalidOptionError('demo.workerNice', `must be an integer in 0..19, got ${c.workerNice}`);
+  const positiveInt = (name: Exclude<keyof DemoRunConfig, 'durability' | 'workerNice'>) => {
     if (!Number.isSafeInteger(c[name]) || c[name] < 1) {
       throw new InvalidOptionError(`demo.${name}`, `must be a positive integer, got ${c[name]}`);
     }

@@ -40,9 +40,10 @@ import {
   forkInstance,
   NATS_SERVERS,
   tempDir,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
@@ -100,17 +101,13 @@ async function startInstances(extra: { args?: Record<string, string>; restartStr
   return { dir, log, children, proxies };
 }
 
-/** Every source holds after HOLD records; then a checkpoint is committed while they hold. */
-async function untilHeldAndCheckpointed(dir: string, log: Log, children: readonly ChildProcess[]) {
-  await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-  await whenFiles(
-    dir,
-    Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-    firstExit(children),
-  );
-  const before = log.of('checkpoint').length;
-  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
-  return log.of('checkpoint')[0].instance; // the coordinator
+/** Every source holds after HOLD records; then a checkpoint is committed while they hold. Resolves with the coordinator. */
+async function untilHeldAndCheckpointed(
+  dir: string,
+  log: Log,
+  children: readonly ChildProcess[],
+): Promise<number> {
+  return (await untilHeld(log, children, dir, { instances: INSTANCES }))!;
 }
 
 /** Every committed transaction (from any instance), counted once by its id: exactly the running sums. */

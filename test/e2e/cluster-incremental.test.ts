@@ -13,6 +13,12 @@
  * three sum subtasks, chunks of an earlier checkpoint. Then the sources are released: every
  * transaction any instance committed, counted once by its id, is exactly the running sums (a
  * restore that dropped the base chain, or applied it out of order, loses or changes sums).
+ *
+ * Retention (shared-dir-retention.ts): with `retain` 2 and `fullEvery` 3 (fulls and deltas
+ * alternate, so discards delete base chunks), ten checkpoints while the sources hold leave at
+ * most three in the shared directory (a commit's metadata is written before its discards run;
+ * without retention it held ten), a SIGKILL restores the newest, whole, the output is exact, and
+ * at the end the directory holds exactly the newest two committed, each verifying.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,9 +33,10 @@ import {
   forkInstance,
   NATS_SERVERS as SERVERS,
   tempDir,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -42,7 +49,7 @@ const KILL_TIMEOUT_MS = 4000;
 
 const cleanups = cleanupsAfterEach();
 
-function startInstances() {
+function startInstances(checkpointing: Record<string, unknown> = {}) {
   const dir = tempDir(cleanups, 'weir-cluster-incremental-');
   const name = clusterName(cleanups, 'inc');
   const log = new Log();
@@ -57,6 +64,7 @@ function startInstances() {
           dir: path.join(dir, 'checkpoints'),
           incremental: true,
           fullEvery: 1000,
+          ...checkpointing,
         },
         cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS },
       },
@@ -65,33 +73,29 @@ function startInstances() {
   return { dir, log, children };
 }
 
+/** Kills a member that is not the coordinator; resolves with the survivors once both redeployed. */
+async function killMember(log: Log, children: ReturnType<typeof startInstances>['children']) {
+  const coordinator = log.of('checkpoint')[0].instance;
+  const victim = (coordinator + 1) % INSTANCES;
+  const survivors = [0, 1, 2].filter((i) => i !== victim);
+  const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
+  children[victim].kill('SIGKILL');
+  await victimExited;
+  log.failure = null; // the victim's exit, expected
+  const redeployed = (i: number) =>
+    log.messages.filter((m) => m.instance === i && m.kind === 'deployed').at(1);
+  await log.until('both survivors redeployed', () => survivors.every((i) => redeployed(i) !== undefined));
+  const restored = redeployed(survivors[0])!.restoredFrom!;
+  expect(redeployed(survivors[1])!.restoredFrom).toBe(restored);
+  return { survivors, restored };
+}
+
 describe('incremental checkpoints of a cluster job', () => {
   it('SIGKILL of a member: the survivors restore a delta whose base the killed instance wrote; the committed output is exact', async () => {
     const { dir, log, children } = startInstances();
-    await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-    await whenFiles(
-      dir,
-      Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-      firstExit(children),
-    );
     // Two checkpoints while the sources hold: the one restored is not the first (full) one.
-    const before = log.of('checkpoint').length;
-    await log.until(
-      'two checkpoints while the sources hold',
-      () => log.of('checkpoint').length >= before + 2,
-    );
-    const coordinator = log.of('checkpoint')[0].instance;
-    const victim = (coordinator + 1) % INSTANCES;
-    const survivors = [0, 1, 2].filter((i) => i !== victim);
-    const victimExited = new Promise<void>((resolve) => children[victim].once('exit', () => resolve()));
-    children[victim].kill('SIGKILL');
-    await victimExited;
-    log.failure = null; // the victim's exit, expected
-    const redeployed = (i: number) =>
-      log.messages.filter((m) => m.instance === i && m.kind === 'deployed').at(1);
-    await log.until('both survivors redeployed', () => survivors.every((i) => redeployed(i) !== undefined));
-    const restored = redeployed(survivors[0])!.restoredFrom!;
-    expect(redeployed(survivors[1])!.restoredFrom).toBe(restored);
+    await untilHeld(log, children, dir, { instances: INSTANCES, checkpoints: 2 });
+    const { survivors, restored } = await killMember(log, children);
 
     // The restored checkpoint is a delta: every sum subtask (one per instance in the first run,
     // the victim's among them) restores chunks an earlier checkpoint wrote.
@@ -118,4 +122,57 @@ describe('incremental checkpoints of a cluster job', () => {
     expectExactRunningSums(committedOnce(log), N, KEYS);
     for (const i of survivors) children[i].send({ cmd: 'exit' });
   });
+
+  it('checkpointing.retain bounds the shared directory of an incremental job; a SIGKILL restores the newest, the output is exact', async () => {
+    // fullEvery 3: fulls and deltas alternate, so discards delete base chunks no newer
+    // checkpoint shares, and every commit is checked against them (shared-dir-retention.ts).
+    const RETAIN = 2;
+    const { dir, log, children } = startInstances({ retain: RETAIN, fullEvery: 3 });
+    const checkpoints = path.join(dir, 'checkpoints');
+    const held = 10;
+    await untilHeld(log, children, dir, { instances: INSTANCES, checkpoints: held });
+    // A commit's metadata is in the directory before its discards ran: at most one more.
+    expect(await retained(checkpoints)).toBeLessThanOrEqual(RETAIN + 1);
+
+    const { survivors, restored } = await killMember(log, children);
+    // The survivors restored the newest committed checkpoint, still in the directory and whole.
+    const committedBefore = log.of('checkpoint').map((m) => m.checkpointId!);
+    expect(committedBefore).toContain(restored);
+    const storage = CheckpointStorage.open(checkpoints, { create: false });
+    try {
+      expect(storage.listCompleted()).toContain(restored);
+      expect(storage.verifyCheckpoint(restored).state).toBe('ok');
+    } finally {
+      await storage.close();
+    }
+
+    writeFileSync(path.join(dir, 'release'), '');
+    await log.until("the survivors' results", () => log.of('result').length === survivors.length);
+    for (const r of log.of('result')) {
+      expect(r.status).toBe('finished');
+      expect(r.restarts).toBe(1);
+    }
+    expectExactRunningSums(committedOnce(log), N, KEYS);
+    // Once every discard ran: exactly the newest `retain` committed checkpoints, each restorable.
+    const committed = log.of('checkpoint').map((m) => m.checkpointId!);
+    expect(committed.length).toBeGreaterThan(held);
+    const after = CheckpointStorage.open(checkpoints, { create: false });
+    try {
+      expect(after.listCompleted()).toEqual(committed.slice(-RETAIN));
+      for (const id of committed.slice(-RETAIN)) expect(after.verifyCheckpoint(id).state).toBe('ok');
+    } finally {
+      await after.close();
+    }
+    for (const i of survivors) children[i].send({ cmd: 'exit' });
+  });
 });
+
+/** How many committed checkpoints the shared directory holds now. */
+async function retained(dir: string): Promise<number> {
+  const storage = CheckpointStorage.open(dir, { create: false });
+  try {
+    return storage.listCompleted().length;
+  } finally {
+    await storage.close();
+  }
+}

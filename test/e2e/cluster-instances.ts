@@ -1,9 +1,10 @@
 /**
  * The scaffolding the multi-process cluster e2e tests share (cluster-job, cluster-join,
- * cluster-control, cluster-savepoint, cluster-chaos): a per-file list of clean-ups run after each
- * test, temporary directories and cluster names cleaned up with it, child instances forked with
- * their IPC messages going to an {@link InstanceLog}, and the sink-side union of what the
- * instances committed.
+ * cluster-control, cluster-savepoint, cluster-chaos, cluster-incremental, cluster-restore-latest):
+ * a per-file list of clean-ups run after each test, temporary directories and cluster names
+ * cleaned up with it, child instances forked with their IPC messages going to an
+ * {@link InstanceLog}, the wait until every source holds and checkpoints were committed, and the
+ * sink-side union of what the instances committed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { afterEach, expect } from 'vitest';
 import { destroyCluster, openCluster } from '../../src/cluster/cluster-connection.js';
 import { resolveClusterOptions } from '../../src/cluster/cluster-options.js';
 import type { InstanceLog, InstanceMessage } from './cluster-log.js';
-import type { RunningSum } from './helpers.js';
+import { firstExit, type RunningSum, whenHeld } from './helpers.js';
 
 export const NATS_SERVERS = ['nats://127.0.0.1:4222'];
 
@@ -92,4 +93,31 @@ export function committedOnce(...logs: InstanceLog[]): RunningSum[] {
       else byTransaction.set(m.transaction!, m.records!);
     }
   return [...byTransaction.values()].flat();
+}
+
+/**
+ * Every one of `instances` deployed, every one of `parallelism` source subtasks holds (flag files
+ * `held-<subtask>` in `dir`, the fixtures' `hold`), then `checkpoints` more checkpoints are
+ * committed while they hold (the coordinator's `checkpoint` events). Rejects as soon as a child
+ * exits first. Resolves with the coordinator's instance (the one reporting checkpoints), or
+ * undefined when `checkpoints` is 0 and none was reported yet.
+ */
+export async function untilHeld(
+  log: InstanceLog,
+  children: readonly ChildProcess[],
+  dir: string,
+  {
+    instances,
+    parallelism = instances,
+    checkpoints = 1,
+  }: { instances: number; parallelism?: number; checkpoints?: number },
+): Promise<number | undefined> {
+  await log.until('every instance deployed', () => log.of('deployed').length === instances);
+  await whenHeld(dir, parallelism, firstExit(children));
+  const before = log.of('checkpoint').length;
+  await log.until(
+    `${checkpoints} checkpoint(s) while the sources hold`,
+    () => log.of('checkpoint').length >= before + checkpoints,
+  );
+  return log.of('checkpoint')[0]?.instance;
 }

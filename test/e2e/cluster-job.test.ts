@@ -38,9 +38,10 @@ import {
   forkInstance,
   NATS_SERVERS as SERVERS,
   tempDir,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -83,14 +84,7 @@ async function untilHeldAndCheckpointed(
   log: Log,
   children: readonly ChildProcess[],
 ): Promise<void> {
-  await log.until('every instance deployed', () => log.of('deployed').length === INSTANCES);
-  await whenFiles(
-    dir,
-    Array.from({ length: INSTANCES }, (_, s) => `held-${s}`),
-    firstExit(children),
-  );
-  const before = log.of('checkpoint').length;
-  await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+  await untilHeld(log, children, dir, { instances: INSTANCES });
   expect(new Set(log.of('checkpoint').map((m) => m.instance)).size).toBe(1); // one coordinator
 }
 

@@ -30,9 +30,10 @@ import {
   forkInstance,
   NATS_SERVERS as SERVERS,
   tempDir,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -65,14 +66,7 @@ describe('an instance joining a running cluster job', () => {
       );
     start();
     start();
-    await log.until('both instances deployed', () => log.of('deployed').length === 2);
-    await whenFiles(
-      dir,
-      Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
-      firstExit(children),
-    );
-    const before = log.of('checkpoint').length;
-    await log.until('a checkpoint while the sources hold', () => log.of('checkpoint').length > before);
+    await untilHeld(log, children, dir, { instances: 2, parallelism: PARALLELISM });
     const committedBeforeJoin = Math.max(...log.of('checkpoint').map((m) => m.checkpointId!));
 
     start();

@@ -37,9 +37,10 @@ import {
   forkInstance,
   tempDir as freshTempDir,
   NATS_SERVERS as SERVERS,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, whenFiles } from './helpers.js';
+import { expectExactRunningSums } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -76,12 +77,7 @@ function start(count: number, dir: string, checkpoints: string, extra: Record<st
  */
 async function runAndKillAll(dir: string, checkpoints: string): Promise<{ log: Log; completed: number[] }> {
   const { log, children } = start(3, dir, checkpoints);
-  await log.until('every instance deployed', () => log.of('deployed').length === 3);
-  await whenFiles(
-    dir,
-    Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
-    firstExit(children),
-  );
+  await untilHeld(log, children, dir, { instances: 3, parallelism: PARALLELISM, checkpoints: 0 });
   await log.until('the held records committed', () => committed(log).length === PARALLELISM * HOLD);
   // Two more checkpoint events: the coordinator's event of the checkpoint whose commits were just
   // delivered may arrive after them (another process), so only the second is surely of a later

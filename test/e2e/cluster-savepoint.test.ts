@@ -35,9 +35,10 @@ import {
   clusterName as freshClusterName,
   tempDir as freshTempDir,
   NATS_SERVERS as SERVERS,
+  untilHeld,
 } from './cluster-instances.js';
 import { InstanceLog as Log } from './cluster-log.js';
-import { expectExactRunningSums, firstExit, type RunningSum, whenFiles } from './helpers.js';
+import { expectExactRunningSums, type RunningSum } from './helpers.js';
 
 const HOST = path.join(ROOT, 'test/fixtures/cluster/cluster-instance.mjs');
 const JOB = pathToFileURL(path.join(ROOT, 'test/fixtures/jobs/split-sum.mjs')).href;
@@ -89,17 +90,13 @@ async function stopWithSavepoint(
     },
     ...(via === 'one-process' ? {} : { cluster: { servers: SERVERS, name, instances } }),
   }));
-  await log.until('every instance deployed', () => log.of('deployed').length === instances);
-  await whenFiles(
-    dir,
-    Array.from({ length: PARALLELISM }, (_, s) => `held-${s}`),
-    firstExit(children),
-  );
   // Incremental: two checkpoints while the sources hold, so the savepoint (a later one) is a delta
   // over chunks an earlier checkpoint wrote.
-  const before = log.of('checkpoint').length;
-  const wanted = incremental ? 2 : 1;
-  await log.until('checkpoints while the sources hold', () => log.of('checkpoint').length >= before + wanted);
+  await untilHeld(log, children, dir, {
+    instances,
+    parallelism: PARALLELISM,
+    checkpoints: incremental ? 2 : 1,
+  });
   const coordinator = log.of('checkpoint')[0].instance;
   const asker = (coordinator + 1) % instances;
   const savepointDir = path.join(dir, 'savepoint');

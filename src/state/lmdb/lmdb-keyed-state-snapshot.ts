@@ -1,7 +1,9 @@
 /**
  * A snapshot of the lmdb keyed state backend: an LMDB read transaction opened at the barrier
- * (after the write-back cache was flushed), i.e. an MVCC view of the state at the barrier that
- * later writes cannot change. Holding it open costs LMDB pages kept alive, not copies.
+ * (an MVCC view that later writes cannot change) plus the write-back cache's pending writes packed
+ * at the barrier (`LmdbStateCore.pendingImage`, at most `maxPendingWrites` entries): where the
+ * image has a key, it wins over the view. Together they are the state at the barrier, without a
+ * write transaction in the barrier's pause. Holding the view open costs LMDB pages kept alive.
  *
  * Encoding produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
  * 'full' scans each key group's key range in the view; 'delta' reads the keys touched since the
@@ -15,11 +17,12 @@ import { StateAccessError } from '../../errors.js';
 import { AbstractKeyedStateSnapshot } from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
+import { internalKeyOf } from '../internal-key.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
 import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
-import type { LmdbStateCore } from './lmdb-state-core.js';
+import type { LmdbStateCore, PendingImage } from './lmdb-state-core.js';
 
 /**
  * Entries encoded between two yields to the event loop (a key group is never split). Lower
@@ -27,24 +30,31 @@ import type { LmdbStateCore } from './lmdb-state-core.js';
  */
 export const LMDB_YIELD_EVERY = 1024;
 
+/** A stored entry, decoded: `[userKey, wire value, expiresAt or 0]`. */
+type Stored = [unknown, unknown, number];
+
 export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   readonly #core: LmdbStateCore;
   readonly #epochs: readonly DirtyEpoch[];
+  /** The pending writes at the barrier; they win over the view. */
+  readonly #image: PendingImage;
   #txn: Transaction | undefined;
   readonly #onRelease: (s: LmdbKeyedStateSnapshot) => void;
 
-  /** @internal Created by `LmdbKeyedStateBackend.snapshot` right after a flush. */
+  /** @internal Created by `LmdbKeyedStateBackend.snapshot`, with the pending writes' image. */
   constructor(
     core: LmdbStateCore,
     strategy: SnapshotStrategy,
     checkpointId: number,
     timestamp: number,
     begun: { baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] },
+    image: PendingImage,
     onRelease: (s: LmdbKeyedStateSnapshot) => void,
   ) {
     super(core, core.packr, strategy, checkpointId, timestamp, begun.baseCheckpointId);
     this.#core = core;
     this.#epochs = begun.epochs;
+    this.#image = image;
     this.#onRelease = onRelease;
     this.#txn = core.db.useReadTransaction();
   }
@@ -90,23 +100,43 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     return dirty === undefined ? this.#fullSections(g, txn) : this.#deltaSections(g, dirty, txn);
   }
 
-  /** Every unexpired entry of group `g` in the view, by state. */
+  /** Every unexpired entry of group `g`, by state: the view's, where the image has no newer bytes, then the image's new keys. */
   #fullSections(g: number, transaction: Transaction): ChunkSection[] {
     const core = this.#core;
     const kg = core.range.start + g;
     const byState = new Map<number, unknown[]>();
+    // A copy per encoding: the scan removes the keys it meets, what is left is new since the view.
+    const image = new Map<number, Map<unknown, Buffer | undefined>>();
+    for (const [table, bytes] of this.#image.get(g) ?? [])
+      image.set(core.stateIds.get(table)!, new Map(bytes));
+    const add = (id: number, [userKey, wire, exp]: Stored): void => {
+      if (exp !== 0 && exp <= this.timestamp) return;
+      let upserts = byState.get(id);
+      if (upserts === undefined) byState.set(id, (upserts = []));
+      upserts.push(userKey, wire, exp);
+    };
     for (const { key, value } of core.db.getRange({
       start: groupPrefix(kg),
       end: groupPrefix(kg + 1),
       transaction,
     })) {
       const id = stateIdOf(key);
-      const [userKey, wire, exp] = core.packr.unpack(value) as [unknown, unknown, number];
-      if (exp !== 0 && exp <= this.timestamp) continue;
-      let upserts = byState.get(id);
-      if (upserts === undefined) byState.set(id, (upserts = []));
-      upserts.push(userKey, wire, exp);
+      let stored = core.packr.unpack(value) as Stored;
+      const pending = image.size === 0 ? undefined : image.get(id);
+      if (pending !== undefined) {
+        const ik = internalKeyOf(stored[0]);
+        if (pending.has(ik)) {
+          const newer = pending.get(ik);
+          pending.delete(ik);
+          if (newer === undefined) continue;
+          stored = core.packr.unpack(newer) as Stored;
+        }
+      }
+      add(id, stored);
     }
+    for (const [id, pending] of image)
+      for (const bytes of pending.values())
+        if (bytes !== undefined) add(id, core.packr.unpack(bytes) as Stored);
     const sections: ChunkSection[] = [];
     for (const [id, upserts] of [...byState].sort((a, b) => a[0] - b[0])) {
       const table = core.tablesById[id];
@@ -115,7 +145,7 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     return sections;
   }
 
-  /** The view of each dirty key of group `g`: an upsert or a tombstone. */
+  /** Each dirty key of group `g` in the image, else in the view: an upsert or a tombstone. */
   #deltaSections(
     g: number,
     dirty: Map<StateTable, Map<unknown, unknown>>,
@@ -127,11 +157,16 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
       options: { transaction: Transaction },
     ) => Buffer | undefined;
     const sections: ChunkSection[] = [];
+    const image = this.#image.get(g);
     for (const [table, keys] of dirty) {
       const upserts: unknown[] = [];
       const tombstones: unknown[] = [];
+      const pending = image?.get(table);
       for (const [ik, userKey] of keys) {
-        const bytes = get.call(core.db, core.keyOf(table, g, ik), { transaction });
+        const bytes =
+          pending?.has(ik) === true
+            ? pending.get(ik)
+            : get.call(core.db, core.keyOf(table, g, ik), { transaction });
         if (bytes !== undefined) {
           const [key, wire, exp] = core.packr.unpack(bytes) as [unknown, unknown, number];
           if (exp === 0 || exp > this.timestamp) {

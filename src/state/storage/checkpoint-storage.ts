@@ -350,7 +350,7 @@ export class CheckpointStorage {
       return await this.#track(
         this.#root.transaction((): CommitOutcome => {
           if (this.#metadata.doesExist(checkpointId)) return { state: 'duplicate', checkpointId };
-          const missing = referenced.filter((chunkId) => !this.#chunks.doesExist(chunkId));
+          const missing = this.#missing(referenced);
           if (missing.length > 0) return { state: 'missing-chunks', checkpointId, missing };
           for (const chunkId of referenced)
             this.#refcounts.put(chunkId, (this.#refcounts.get(chunkId) ?? 0) + 1);
@@ -371,6 +371,23 @@ export class CheckpointStorage {
         },
       );
     }
+  }
+
+  /**
+   * The chunks `metadata` references (its own and those a delta shares with earlier checkpoints)
+   * that do not exist here, as `commitCheckpoint` would find them now; empty when all exist. For a
+   * caller whose commit point is elsewhere (a cluster job's NATS record, shared-dir-retention.ts):
+   * it checks here first and must keep discards out until its own commit. Cost: one key lookup
+   * per referenced chunk; no chunk is read.
+   */
+  missingChunks(metadata: CheckpointMetadata): string[] {
+    this.#checkOpen();
+    this.#freshSnapshot();
+    return this.#missing(referencedChunks(metadata).map((handle) => handle.chunkId));
+  }
+
+  #missing(chunkIds: readonly string[]): string[] {
+    return chunkIds.filter((chunkId) => !this.#chunks.doesExist(chunkId));
   }
 
   /**

@@ -28,6 +28,7 @@ function setup() {
     publish: (m) => published.push(m),
     commit: async (r) => {
       committed.push(r);
+      return { state: 'committed' };
     },
     onFailed: (m) => failed.push(m),
     onFinished: () => undefined,

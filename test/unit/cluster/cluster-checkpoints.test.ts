@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type ClusterCheckpointRecord,
   ClusterCheckpoints,
+  type ClusterCommitOutcome,
   type CoordinatorMessage,
   type MemberMessage,
 } from '../../../src/cluster/cluster-checkpoints.js';
@@ -12,8 +13,11 @@ const SOURCES = ['0/0', '0/1'];
 const MEMBERS = ['a', 'b'];
 const memberOf = (t: string) => (t.endsWith('/0') ? 'a' : 'b');
 const state = { operators: [] };
+const COMMITTED: ClusterCommitOutcome = { state: 'committed' };
 
-function setup(o: { commit?: (r: ClusterCheckpointRecord) => Promise<void>; timeoutMs?: number } = {}) {
+function setup(
+  o: { commit?: (r: ClusterCheckpointRecord) => Promise<ClusterCommitOutcome>; timeoutMs?: number } = {},
+) {
   const published: CoordinatorMessage[] = [];
   const committed: ClusterCheckpointRecord[] = [];
   const events: string[] = [];
@@ -29,6 +33,7 @@ function setup(o: { commit?: (r: ClusterCheckpointRecord) => Promise<void>; time
       o.commit ??
       (async (r) => {
         committed.push(r);
+        return COMMITTED;
       }),
     onFailed: (m) => events.push(`failed: ${m}`),
     onFinished: () => events.push('finished'),
@@ -89,6 +94,38 @@ describe('ClusterCheckpoints', () => {
     expect(s.published.some((m) => m.type === 'complete')).toBe(false);
     expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'fail', member: 'coordinator' }));
     expect(s.events).toEqual([expect.stringMatching(/checkpoint 1 not committed: superseded/)]);
+  });
+
+  it('a commit aborted before its commit point (its chunks were discarded) aborts the checkpoint; the next one follows', async () => {
+    let refuse = true;
+    const committed: number[] = [];
+    const s = setup({
+      commit: async (r) => {
+        if (refuse) return { state: 'aborted', reason: 'chunk c-1 it references was discarded' };
+        committed.push(r.checkpointId);
+        return COMMITTED;
+      },
+    });
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    s.cp.tick();
+    for (const t of TASKS) s.ack(1, t);
+    await flush();
+    expect(s.published.at(-1)).toEqual({
+      type: 'abort',
+      checkpointId: 1,
+      reason: 'chunk c-1 it references was discarded',
+    });
+    expect(s.published.some((m) => m.type === 'complete' || m.type === 'fail')).toBe(false);
+    expect(s.events).toEqual([]);
+    expect(s.cp.completed).toEqual([]);
+    expect(s.cp.pendingId).toBeNull();
+    refuse = false;
+    s.cp.tick();
+    expect(s.published.at(-1)).toEqual(expect.objectContaining({ type: 'trigger', checkpointId: 2 }));
+    for (const t of TASKS) s.ack(2, t);
+    await flush();
+    expect(committed).toEqual([2]);
+    expect(s.published.at(-1)).toEqual({ type: 'complete', checkpointId: 2 });
   });
 
   it('a decline or a timeout aborts; a member failure fails every member', () => {
@@ -193,7 +230,7 @@ describe('ClusterCheckpoints: member failures and graceful leaves', () => {
       sources: SOURCES,
       timeoutMs: 1000,
       publish: () => undefined,
-      commit: async () => undefined,
+      commit: async () => COMMITTED,
       onFailed: (m) => failed.push(`job: ${m}`),
       onFinished: () => undefined,
       onMemberFailed: (member, message, kind) => failed.push(`${member}: ${message} (${kind})`),

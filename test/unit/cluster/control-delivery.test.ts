@@ -79,6 +79,7 @@ async function simulate(seed: number, durable: boolean, loss = 0.3, dup = 0.2) {
     commit: async (r) => {
       committed.push(r);
       record = r;
+      return { state: 'committed' };
     },
     onFailed: (m) => events.push(`failed: ${m}`),
     onFinished: () => events.push('finished'),

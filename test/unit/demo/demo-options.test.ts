@@ -1,6 +1,10 @@
-/** The demo's options from the environment: the opt-in `os` durability and its labelled row. */
+/**
+ * The demo's options from the environment: the opt-in `os` durability and its labelled row, the
+ * job threads' nice value.
+ */
 import { describe, expect, it } from 'vitest';
 import { demoOptionsFromEnv } from '../../../src/demo/demo.js';
+import { parseDemoJobArgs } from '../../../src/demo/demo-job.js';
 import { appendLatencyLabel } from '../../../src/demo/demo-report.js';
 import { InvalidOptionError } from '../../../src/errors.js';
 
@@ -15,6 +19,36 @@ describe('demoOptionsFromEnv', () => {
   it('rejects any other durability with a typed error naming the variable', () => {
     expect(() => demoOptionsFromEnv({ WEIR_DEMO_DURABILITY: 'none' })).toThrow(InvalidOptionError);
     expect(() => demoOptionsFromEnv({ WEIR_DEMO_DURABILITY: 'none' })).toThrow(/WEIR_DEMO_DURABILITY/);
+  });
+});
+
+describe('WEIR_DEMO_WORKER_NICE', () => {
+  it('leaves the nice value to the default unless set; 0 turns it off', () => {
+    expect(demoOptionsFromEnv({}).workerNice).toBeUndefined();
+    expect(demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: '' }).workerNice).toBeUndefined();
+    expect(demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: '0' }).workerNice).toBe(0);
+    expect(demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: '19' }).workerNice).toBe(19);
+  });
+
+  it('rejects what is not an integer in 0..19 with a typed error naming the variable', () => {
+    for (const bad of ['-1', '20', '2.5', 'low']) {
+      expect(() => demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: bad })).toThrow(InvalidOptionError);
+      expect(() => demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: bad })).toThrow(/WEIR_DEMO_WORKER_NICE/);
+    }
+  });
+});
+
+describe('the job argument workerNice', () => {
+  const base = { log: '/l', counts: '/c', windows: '/w' };
+
+  it('is 0 (threads keep their priority) unless given', () => {
+    expect(parseDemoJobArgs(base).workerNice).toBe(0);
+    expect(parseDemoJobArgs({ ...base, workerNice: '10' }).workerNice).toBe(10);
+  });
+
+  it('rejects what is not an integer in 0..19 with a typed error naming it', () => {
+    expect(() => parseDemoJobArgs({ ...base, workerNice: '20' })).toThrow(InvalidOptionError);
+    expect(() => parseDemoJobArgs({ ...base, workerNice: 'x' })).toThrow(/args\.workerNice/);
   });
 });
 

@@ -75,6 +75,67 @@ describe('lmdb keyed state backend', () => {
     expect([...b.keys('v')].length).toBe(21);
   });
 
+  it('the barrier writes nothing: pending writes, removes and new keys reach the snapshot from its image', async () => {
+    const b = make({ maxPendingWrites: 1000, incremental: true });
+    const v = b.value<{ n: number }>('v');
+    for (let k = 0; k < 20; k++) {
+      b.setCurrentKey(k);
+      v.update({ n: k });
+    }
+    const base = (await b.snapshot(1).encode('full', { release: true })).chunks;
+    b.notifyCheckpointComplete(1);
+    b.setCurrentKey(0); // written back before the barrier: the view has its new value
+    v.update({ n: 100 });
+    for (let k = 0; k < 20; k++) b.setCurrentKey(k); // no write-back: the backlog stays under its bound
+    const flushesBefore = b.counters.flushes;
+    const pendingBefore = b.counters.pendingWrites;
+    b.setCurrentKey(1);
+    v.value()!.n = 101; // pending in-place mutation of a stored key
+    b.setCurrentKey(2);
+    v.clear(); // pending remove of a stored key
+    b.setCurrentKey('new');
+    v.update({ n: -1 }); // pending write of a key the view does not have
+    const pendingAtBarrier = b.counters.pendingWrites;
+    const snap = b.snapshot(2);
+    expect(b.counters.flushes).toBe(flushesBefore);
+    expect(b.counters.pendingWrites).toBe(pendingAtBarrier);
+    expect(pendingAtBarrier).toBeGreaterThan(pendingBefore);
+    // After the barrier: written back, mutated again; the snapshot must not see any of it.
+    b.setCurrentKey(1);
+    v.value()!.n = 999;
+    b.setCurrentKey('new');
+    v.clear();
+    b.setCurrentKey(3);
+    v.update({ n: 333 });
+    b.setCurrentKey('later');
+    v.update({ n: 7 });
+    for (let k = 0; k < 2000; k++) {
+      b.setCurrentKey(`x${k}`);
+      v.update({ n: k });
+    }
+    expect(b.counters.flushes).toBeGreaterThan(flushesBefore);
+    const expected = new Map<unknown, unknown>(Array.from({ length: 20 }, (_, k) => [k, { n: k }]));
+    expected.set(0, { n: 100 });
+    expected.set(1, { n: 101 });
+    expected.delete(2);
+    expected.set('new', { n: -1 });
+    const delta = await snap.encode('delta');
+    expect(delta.metadata.kind).toBe('delta');
+    const full = await snap.encode('full');
+    snap.release();
+    for (const chunks of [full.chunks, [...base, ...delta.chunks]]) {
+      const r = make();
+      r.restore(chunks);
+      const rv = r.value<{ n: number }>('v');
+      const restored = new Map<unknown, unknown>();
+      for (const k of r.keys('v')) {
+        r.setCurrentKey(k);
+        restored.set(k, rv.value());
+      }
+      expect(restored).toEqual(expected);
+    }
+  });
+
   it('rejects keys beyond the LMDB key limit with a StateAccessError naming the state', () => {
     const b = make();
     b.setCurrentKey('x'.repeat(5000));
