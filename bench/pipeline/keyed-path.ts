@@ -23,15 +23,14 @@
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Bench } from 'tinybench';
-import { ShapeDecoder, ShapeEncoder } from '../../src/channels/shape-codec.js';
+import { ShapeDecoder } from '../../src/channels/shape-codec.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
-import { assignToKeyGroup } from '../../src/state/key-groups.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { BATCH, encodedBatches, type Rec } from './encoded-batches.js';
 
 const quick = process.argv.includes('--quick');
 const keysArg = process.argv.indexOf('--keys');
 const KEYS = keysArg > 0 ? Number(process.argv[keysArg + 1]) : 10_000;
-const BATCH = 256;
 const ROUNDS = quick ? 3 : 9;
 const baseArg = process.argv.indexOf('--base');
 type Backend = typeof HeapKeyedStateBackend;
@@ -41,34 +40,7 @@ const BaseBackend: Backend | undefined =
         .HeapKeyedStateBackend as Backend)
     : undefined;
 
-interface Rec {
-  key: string;
-  value: number;
-}
-
-/** Encoded batches covering every key several times, with each record's key group. */
-function encodedBatches(): { payloads: Uint8Array[]; groups: Uint16Array[] } {
-  const enc = new ShapeEncoder();
-  const payloads: Uint8Array[] = [];
-  const groups: Uint16Array[] = [];
-  let i = 0;
-  const total = Math.max(KEYS * 4, BATCH * 64);
-  while (payloads.length * BATCH < total) {
-    const recs: Rec[] = [];
-    while (recs.length < BATCH) {
-      const r = { key: `k${i % KEYS}`, value: i * 2 };
-      i++;
-      if (r.value % 3 !== 0) recs.push(r);
-    }
-    const bytes = enc.encode(recs);
-    if (bytes === null) throw new Error('batch did not take the shape path');
-    payloads.push(bytes.slice());
-    groups.push(Uint16Array.from(recs, (r) => assignToKeyGroup(r.key, 128)));
-  }
-  return { payloads, groups };
-}
-
-const { payloads, groups } = encodedBatches();
+const { payloads, groups } = encodedBatches(KEYS, 4);
 let blackhole = 0;
 
 interface Case {

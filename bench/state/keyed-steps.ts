@@ -28,13 +28,13 @@
 import { loadavg } from 'node:os';
 import { Bench } from 'tinybench';
 import type { KeyedProcessFunction, KeySelector, ValueState } from '../../src/api/functions.js';
-import { ShapeDecoder, ShapeEncoder } from '../../src/channels/shape-codec.js';
+import { ShapeDecoder } from '../../src/channels/shape-codec.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
-import { assignToKeyGroup } from '../../src/state/key-groups.js';
 import { KeyedProcessOperator } from '../../src/worker/operators/keyed-operators.js';
 import { CountingOutput } from '../../src/worker/outputs/counting-output.js';
 import { TaskTime } from '../../src/worker/timers/task-time.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { BATCH, type Batches, encodedBatches, type Rec } from '../pipeline/encoded-batches.js';
 
 const quick = process.argv.includes('--quick');
 const arg = (name: string): string | undefined => {
@@ -45,43 +45,9 @@ const KEY_COUNTS = (arg('--keys') ?? '10000,100000').split(',').map(Number);
 const ROUNDS = Number(arg('--rounds') ?? (quick ? 3 : 7));
 const ITERATIONS = quick ? 300 : 1500;
 const WARMUP = 200;
-const BATCH = 256;
-
-interface Rec {
-  key: string;
-  value: number;
-}
-
 interface Out {
   key: string;
   sum: number;
-}
-
-interface Batches {
-  payloads: Uint8Array[];
-  groups: Uint16Array[];
-}
-
-/** Encoded batches covering every key several times, with each record's key group. */
-function encodedBatches(keys: number): Batches {
-  const enc = new ShapeEncoder();
-  const payloads: Uint8Array[] = [];
-  const groups: Uint16Array[] = [];
-  let i = 0;
-  const total = Math.max(keys * 3, BATCH * 64);
-  while (payloads.length * BATCH < total) {
-    const recs: Rec[] = [];
-    while (recs.length < BATCH) {
-      const r = { key: `k${i % keys}`, value: i * 2 };
-      i++;
-      if (r.value % 3 !== 0) recs.push(r);
-    }
-    const bytes = enc.encode(recs);
-    if (bytes === null) throw new Error('batch did not take the shape path');
-    payloads.push(bytes.slice());
-    groups.push(Uint16Array.from(recs, (r) => assignToKeyGroup(r.key, 128)));
-  }
-  return { payloads, groups };
 }
 
 let blackhole = 0;
@@ -283,7 +249,7 @@ function cases(data: Batches): Case[] {
 console.log(formatMachineInfo(machineInfo()));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const keys of KEY_COUNTS) {
-  const data = encodedBatches(keys);
+  const data = encodedBatches(keys, 3);
   const list = cases(data);
   console.log(
     `\nkeyed steps, ${keys} keys, ${data.payloads.length} batches of ${BATCH}, ${ROUNDS} rounds of ` +
