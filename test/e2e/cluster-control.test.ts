@@ -39,6 +39,7 @@ import {
   committedOnce as committed,
   forkInstance,
   NATS_SERVERS,
+  releaseToEnd,
   tempDir,
   untilHeld,
 } from './cluster-instances.js';
@@ -170,12 +171,7 @@ describe('cluster job control messages and restarts', () => {
         restartStrategy: { type: 'fixed-delay', attempts: 1, delay: 0 },
       });
       await untilHeldAndCheckpointed(dir, log, children);
-      writeFileSync(path.join(dir, 'release'), '');
-      await log.until('every result', () => log.of('result').length === INSTANCES);
-      for (const r of log.of('result')) {
-        expect(r.status).toBe('finished');
-        expect(r.restarts).toBe(1);
-      }
+      await releaseToEnd(log, dir, { results: INSTANCES, restarts: 1 });
       expect(
         log.control.some((c) => c.m.type === 'failed' && String(c.m.message).includes('injected failure')),
       ).toBe(true);

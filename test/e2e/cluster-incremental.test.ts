@@ -20,7 +20,6 @@
  * without retention it held ten), a SIGKILL restores the newest, whole, the output is exact, and
  * at the end the directory holds exactly the newest two committed, each verifying.
  */
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +30,7 @@ import {
   clusterName,
   committedOnce,
   forkInstance,
+  releaseToEnd,
   NATS_SERVERS as SERVERS,
   tempDir,
   untilHeld,
@@ -113,12 +113,7 @@ describe('incremental checkpoints of a cluster job', () => {
       await storage.close();
     }
 
-    writeFileSync(path.join(dir, 'release'), '');
-    await log.until("the survivors' results", () => log.of('result').length === survivors.length);
-    for (const r of log.of('result')) {
-      expect(r.status).toBe('finished');
-      expect(r.restarts).toBe(1);
-    }
+    await releaseToEnd(log, dir, { results: survivors.length, restarts: 1 });
     expectExactRunningSums(committedOnce(log), N, KEYS);
     for (const i of survivors) children[i].send({ cmd: 'exit' });
   });
@@ -146,12 +141,7 @@ describe('incremental checkpoints of a cluster job', () => {
       await storage.close();
     }
 
-    writeFileSync(path.join(dir, 'release'), '');
-    await log.until("the survivors' results", () => log.of('result').length === survivors.length);
-    for (const r of log.of('result')) {
-      expect(r.status).toBe('finished');
-      expect(r.restarts).toBe(1);
-    }
+    await releaseToEnd(log, dir, { results: survivors.length, restarts: 1 });
     expectExactRunningSums(committedOnce(log), N, KEYS);
     // Once every discard ran: exactly the newest `retain` committed checkpoints, each restorable.
     const committed = log.of('checkpoint').map((m) => m.checkpointId!);

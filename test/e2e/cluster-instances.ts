@@ -3,11 +3,12 @@
  * cluster-control, cluster-savepoint, cluster-chaos, cluster-incremental, cluster-restore-latest):
  * a per-file list of clean-ups run after each test, temporary directories and cluster names
  * cleaned up with it, child instances forked with their IPC messages going to an
- * {@link InstanceLog}, the wait until every source holds and checkpoints were committed, and the
- * sink-side union of what the instances committed.
+ * {@link InstanceLog}, the wait until every source holds and checkpoints were committed, the
+ * release of the sources to the instances' results, and the sink-side union of what the
+ * instances committed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect } from 'vitest';
@@ -120,4 +121,21 @@ export async function untilHeld(
     () => log.of('checkpoint').length >= before + checkpoints,
   );
   return log.of('checkpoint')[0]?.instance;
+}
+
+/**
+ * Releases the held sources (flag file `release` in `dir`) and waits for `results` instances'
+ * results: each `finished`, after `restarts` restarts of the job when given.
+ */
+export async function releaseToEnd(
+  log: InstanceLog,
+  dir: string,
+  { results, restarts }: { results: number; restarts?: number },
+): Promise<void> {
+  writeFileSync(path.join(dir, 'release'), '');
+  await log.until(`${results} result(s)`, () => log.of('result').length === results);
+  for (const r of log.of('result')) {
+    expect(r.status).toBe('finished');
+    if (restarts !== undefined) expect(r.restarts).toBe(restarts);
+  }
 }

@@ -22,7 +22,7 @@
  * removed.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +36,7 @@ import {
   clusterName,
   committedOnce,
   forkInstance,
+  releaseToEnd,
   NATS_SERVERS as SERVERS,
   tempDir,
   untilHeld,
@@ -152,10 +153,8 @@ describe('a job formed by three processes (the cluster option)', () => {
     const { dir, name, log, children } = startInstances();
     await untilHeldAndCheckpointed(dir, log, children);
     await expectStatusWhileHeld(name, log.of('checkpoint').at(-1)!.checkpointId!);
-    writeFileSync(path.join(dir, 'release'), '');
-    await log.until('every result', () => log.of('result').length === INSTANCES);
+    await releaseToEnd(log, dir, { results: INSTANCES });
     const results = log.of('result');
-    for (const r of results) expect(r.status).toBe('finished');
     // Each instance delivered what its own sink subtask committed; together, exactly the input.
     const sums = results.flatMap((r) => r.sinks!.sums);
     expect(results.filter((r) => r.sinks!.sums.length > 0)).toHaveLength(INSTANCES);
@@ -194,12 +193,7 @@ describe('a job formed by three processes (the cluster option)', () => {
       const deployedTwice = (i: number) =>
         log.messages.filter((m) => m.instance === i && m.kind === 'deployed').length >= 2;
       await log.until('both survivors redeployed', () => survivors.every(deployedTwice));
-      writeFileSync(path.join(dir, 'release'), '');
-      await log.until("the survivors' results", () => log.of('result').length === survivors.length);
-      for (const r of log.of('result')) {
-        expect(r.status).toBe('finished');
-        expect(r.restarts).toBe(1);
-      }
+      await releaseToEnd(log, dir, { results: survivors.length, restarts: 1 });
       // Sink side: every committed transaction, from any instance (the victim's before it died),
       // counted once by its id (a transaction of the restored checkpoint is committed again on restore).
       expectExactRunningSums(committedOnce(log), N, KEYS);
