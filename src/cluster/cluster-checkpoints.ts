@@ -15,7 +15,9 @@
  * commit. One checkpoint at a time; once every task's input ended, the final one (`final`, every
  * task triggered, each task ends after it completed). A decline or a timeout aborts the pending
  * checkpoint (the next tick triggers another one), and so does a commit refused before its
- * commit point (chunks it references were discarded, shared-dir-retention.ts).
+ * commit point: chunks it references were discarded (shared-dir-retention.ts), or its record is
+ * too long for a NATS message (cluster-record-limit.ts) — then `abort` carries `rebase` and every
+ * task's keyed backends take a full snapshot next, so the next record is short again.
  *
  * Stop-with-savepoint (cluster-savepoint.ts carries it out): {@link ClusterCheckpoints.triggerSavepoint}
  * takes the next checkpoint as a savepoint (barriers typed `savepoint`) and, once it committed,
@@ -84,7 +86,13 @@ export type CoordinatorMessage =
       readonly tasks: readonly string[];
     }
   | { readonly type: 'complete'; readonly checkpointId: number }
-  | { readonly type: 'abort'; readonly checkpointId: number; readonly reason: string }
+  | {
+      readonly type: 'abort';
+      readonly checkpointId: number;
+      readonly reason: string;
+      /** The keyed backends' next snapshot is full (the record was too long: cluster-record-limit.ts). */
+      readonly rebase?: boolean;
+    }
   | { readonly type: 'fail'; readonly member: string; readonly message: string }
   /**
    * The coordinator lost its lease, or instances joined (join-rebalance.ts): every member ends the
@@ -109,11 +117,12 @@ export interface ClusterCheckpointRecord {
 
 /**
  * What the commit of a completed checkpoint did: `aborted` — refused before its commit point,
- * nothing committed (`reason` says why).
+ * nothing committed (`reason` says why); with `rebase`, because of the incremental chains it
+ * names (a record too long to commit): the abort tells every task to start its chains over.
  */
 export type ClusterCommitOutcome =
   | { readonly state: 'committed' }
-  | { readonly state: 'aborted'; readonly reason: string };
+  | { readonly state: 'aborted'; readonly reason: string; readonly rebase?: boolean };
 
 export interface ClusterCheckpointsOptions {
   readonly run: string;
@@ -410,10 +419,10 @@ export class ClusterCheckpoints {
     });
   }
 
-  #abort(p: Pending, reason: string): void {
+  #abort(p: Pending, reason: string, rebase = false): void {
     if (p.committing) return;
     this.#pending = null;
-    this.#o.publish({ type: 'abort', checkpointId: p.checkpointId, reason });
+    this.#o.publish({ type: 'abort', checkpointId: p.checkpointId, reason, ...(rebase ? { rebase } : {}) });
     if (p.savepoint) {
       this.#savepoint?.reject(new Error(`savepoint ${p.checkpointId} aborted: ${reason}`));
       this.#savepoint = null;
@@ -444,7 +453,7 @@ export class ClusterCheckpoints {
     if (outcome.state === 'aborted') {
       // Nothing was committed: abort it as a decline would (#abort skips a committing one).
       p.committing = false;
-      this.#abort(p, outcome.reason);
+      this.#abort(p, outcome.reason, outcome.rebase === true);
       return;
     }
     this.#pending = null;

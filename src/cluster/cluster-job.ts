@@ -66,6 +66,7 @@ import { type ClusterConnection, openCluster } from './cluster-connection.js';
 import { catchUpRestarts, decideMemberFailure } from './cluster-failover.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ASSIGNMENT_KEY, CHECKPOINT_KEY } from './cluster-options.js';
+import { commitWithinLimit, recordLimit } from './cluster-record-limit.js';
 import {
   type ClusterRestoreDecision,
   type DirectoryRestore,
@@ -354,14 +355,22 @@ export async function runClusterInstance(
           ),
           timeoutMs: c.timeout,
           publish: (m) => send(subjects.ctl, m),
-          commit: async (record) => {
-            const outcome = await retention.commit(metadataOfRecord(client.plan, record), () =>
-              activeLease.commit(CHECKPOINT_KEY, JSON.stringify(record)),
-            );
-            return outcome.state === 'missing-chunks'
-              ? { state: 'aborted', reason: `chunk ${outcome.missing[0]} it references was discarded` }
-              : { state: 'committed' };
-          },
+          // The record's length is checked before anything is written: a put past max_payload
+          // would fail after the lease's write went out (cluster-record-limit.ts).
+          commit: (record) =>
+            commitWithinLimit(
+              record,
+              recordLimit(nc.info?.max_payload, cluster.maxRecordBytes),
+              async (encoded) => {
+                const outcome = await retention.commit(metadataOfRecord(client.plan, record), () =>
+                  activeLease.commit(CHECKPOINT_KEY, encoded),
+                );
+                return outcome.state === 'missing-chunks'
+                  ? { state: 'aborted', reason: `chunk ${outcome.missing[0]} it references was discarded` }
+                  : { state: 'committed' };
+              },
+              (reason, fields) => log('warn', fields, reason),
+            ),
           onCompleted: (record, bytes, durationMs) => {
             client.recordCheckpoint(statsOf(record, bytes, durationMs));
             log('info', { checkpointId: record.checkpointId, final: record.final }, 'checkpoint committed');
@@ -518,7 +527,13 @@ export async function runClusterInstance(
                 return;
               }
               case 'abort':
-                for (const t of byKey.values()) call(() => t.control.notifyCheckpointAborted(m.checkpointId));
+                for (const t of byKey.values())
+                  call(() =>
+                    t.control.notifyCheckpointAborted(
+                      m.checkpointId,
+                      m.rebase ? { rebase: true } : undefined,
+                    ),
+                  );
                 return;
               case 'restart':
                 restartLocal(m.reason);

@@ -13,6 +13,7 @@
 import { hostname } from 'node:os';
 import { checkKnownKeys, type KeyTable } from '../coordinator/option-keys.js';
 import { InvalidOptionError } from '../errors.js';
+import { MIN_RECORD_BYTES } from './cluster-record-limit.js';
 
 /** How a caller names a cluster. */
 export interface ClusterOptions {
@@ -104,6 +105,14 @@ export interface ClusterJobOptions extends ClusterOptions {
    * rebalanced sooner than this after it was deployed (join-rebalance.ts).
    */
   readonly rebalanceDelayMs?: number;
+  /**
+   * The longest checkpoint record the coordinator commits, bytes (at least
+   * {@link MIN_RECORD_BYTES}). Default, and never more than: the NATS server's `max_payload` less
+   * a headroom for the KV message (cluster-record-limit.ts). A longer record (an incremental job's
+   * chunk handles) aborts its checkpoint and re-bases every task's chain. Lower it to keep the
+   * coordinator bucket's messages small.
+   */
+  readonly maxRecordBytes?: number;
 }
 
 /** 1 s: instances started together (a deployment scaling out) are all seen within it. */
@@ -117,6 +126,7 @@ const CLUSTER_JOB_OPTION_KEYS: KeyTable<ClusterJobOptions> = {
   instances: true,
   checkpointDir: true,
   rebalanceDelayMs: true,
+  maxRecordBytes: true,
 };
 
 export const MAX_INSTANCES = 256;
@@ -126,6 +136,8 @@ export interface ResolvedClusterJobOptions extends ResolvedClusterOptions {
   /** Set when given; `resolveJobOptions` falls back to `checkpointing.dir`. */
   readonly checkpointDir: string | undefined;
   readonly rebalanceDelayMs: number;
+  /** Set when given: the server's limit applies alone otherwise. */
+  readonly maxRecordBytes: number | undefined;
 }
 
 /** Checks the `cluster` job option (unknown keys included); the rest is checked against the job's other options. */
@@ -151,7 +163,16 @@ export function resolveClusterJobOptions(o: ClusterJobOptions): ResolvedClusterJ
       'cluster.rebalanceDelayMs',
       `must be an integer from 0 to ${MAX_REBALANCE_DELAY_MS} ms, got ${JSON.stringify(rebalanceDelayMs)}`,
     );
-  return { ...base, instances, checkpointDir: o.checkpointDir, rebalanceDelayMs };
+  const maxRecordBytes = o.maxRecordBytes;
+  if (
+    maxRecordBytes !== undefined &&
+    (!Number.isInteger(maxRecordBytes) || maxRecordBytes < MIN_RECORD_BYTES)
+  )
+    throw new InvalidOptionError(
+      'cluster.maxRecordBytes',
+      `must be an integer of at least ${MIN_RECORD_BYTES} bytes, got ${JSON.stringify(maxRecordBytes)}`,
+    );
+  return { ...base, instances, checkpointDir: o.checkpointDir, rebalanceDelayMs, maxRecordBytes };
 }
 
 export const membersBucket = (name: string): string => `weir_cluster_${name}`;

@@ -252,6 +252,16 @@ export type TaskEvent =
   | { readonly kind: 'input-ended' }
   | { readonly kind: 'finished'; readonly metrics: readonly OperatorMetrics[] };
 
+/** What an abort tells the task beside the checkpoint's id. */
+export interface CheckpointAbortOptions {
+  /**
+   * The keyed backends' next snapshot is full (their incremental chain starts over): a cluster
+   * coordinator could not commit the checkpoint's record, which names every chunk of each chain
+   * (cluster-record-limit.ts). Absent: the chain goes on (a delta over the last confirmed base).
+   */
+  readonly rebase?: boolean;
+}
+
 /** Main → task control calls, exposed by the task over comlink. */
 export interface TaskControl {
   /**
@@ -265,7 +275,7 @@ export interface TaskControl {
     final: boolean,
   ): void;
   notifyCheckpointComplete(checkpointId: number): void;
-  notifyCheckpointAborted(checkpointId: number): void;
+  notifyCheckpointAborted(checkpointId: number, options?: CheckpointAbortOptions): void;
   cancel(): void;
   /** The task's counters now (records in/out per operator of the current attempt). */
   metrics(): readonly OperatorMetrics[];

@@ -157,6 +157,11 @@ export abstract class AbstractKeyedStateBackend<S extends KeyedStateSnapshot> im
     this.core.dirtyEpochs.confirm(checkpointId);
   }
 
+  /** The next snapshot is full (the snapshot strategy drops its base; `KeyedStateBackend.rebase`). */
+  rebase(): void {
+    this.strategy.rebase();
+  }
+
   /**
    * Restores state from chunks of any number of old subtasks (any old parallelism with the same
    * maxParallelism), keeping only this backend's key groups. Order: for each key group, its full

@@ -9,6 +9,9 @@
  *   which the backend's dirty-key tracking guarantees).
  * - After a restore the chain is empty: the first snapshot is full. The task cannot know which of
  *   its predecessor's deltas were committed, and a full snapshot also re-bases a rescaled task.
+ * - A re-base ({@link IncrementalChain.rebase}: a cluster coordinator could not commit a record
+ *   naming the whole chain) drops the base: an aborted checkpoint never becomes a base, so without
+ *   it every retry would be the same too-long delta over the same base.
  * - A chain holds at most `fullEvery` links (1 full + `fullEvery − 1` deltas), which bounds both
  *   restore work and the chunks a retained checkpoint keeps alive.
  *
@@ -42,6 +45,11 @@ export interface SnapshotStrategy {
   confirm(checkpointId: number): void;
   /** Restored state: the next snapshot is full. */
   reset(): void;
+  /**
+   * The coordinator refused the chain (a cluster checkpoint record too long to commit,
+   * cluster-record-limit.ts): the next snapshot is full, so the chain starts over.
+   */
+  rebase(): void;
 }
 
 const FULL: ChainDecision = { mode: 'full', shared: [] };
@@ -52,6 +60,7 @@ export const FULL_SNAPSHOTS: SnapshotStrategy = {
   persisted() {},
   confirm() {},
   reset() {},
+  rebase() {},
 };
 
 interface Link {
@@ -118,5 +127,14 @@ export class IncrementalChain implements SnapshotStrategy {
   reset(): void {
     this.#base = undefined;
     this.#pending.clear();
+  }
+
+  /**
+   * Re-base: no base until a full snapshot is confirmed. Snapshots persisted but not confirmed
+   * are forgotten too: one taken as a delta over the refused chain before the re-base arrived
+   * would otherwise become the base, and the chain would stay as long.
+   */
+  rebase(): void {
+    this.reset();
   }
 }

@@ -146,6 +146,12 @@ export interface KeyedStateBackend extends KeyedStateStore {
   snapshot(checkpointId: number): KeyedStateSnapshot;
   /** Checkpoint `checkpointId` completed: a snapshot of it persisted becomes the next delta's base. */
   notifyCheckpointComplete(checkpointId: number): void;
+  /**
+   * The next snapshot is full: the incremental chain starts over (a cluster coordinator refused
+   * a checkpoint whose record, naming every chunk of the chain, was too long). No-op without
+   * incremental snapshots.
+   */
+  rebase(): void;
   /** Before any snapshot: applies chunks (per key group: full first, then deltas in order). */
   restore(chunks: Iterable<KeyGroupChunk>, options?: { checkpointId?: number }): KeyedStateRestoreSummary;
   /**

@@ -22,6 +22,8 @@ export interface KeyedBackendFactory {
   /** Reads restore chunks before the chain is built. */
   prepare(): Promise<void>;
   readonly create: (uid: string, operatorName: string) => KeyedStateBackend;
+  /** Every backend created: its next snapshot is full (`KeyedStateBackend.rebase`). */
+  rebase(): void;
   /**
    * Closes every backend created (lmdb: environments closed, files removed). Idempotent. The task
    * awaits it after the chain closed: operators never close their backend.
@@ -66,6 +68,9 @@ export function createKeyedBackendFactory(
       // Restored chunks may come from either backend: the chunk format is shared.
       if (chunks) backend.restore(chunks, { checkpointId: d.restore!.checkpointId });
       return backend;
+    },
+    rebase() {
+      for (const b of created) b.rebase();
     },
     async close() {
       const all = created.splice(0);

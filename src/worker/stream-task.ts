@@ -90,7 +90,7 @@ type Command =
       final: boolean;
     }
   | { kind: 'complete'; checkpointId: number }
-  | { kind: 'aborted'; checkpointId: number }
+  | { kind: 'aborted'; checkpointId: number; rebase: boolean }
   | { kind: 'cancel' }
   /**
    * Fail the task from the loop: the asynchronous part of a snapshot failed in a way retrying
@@ -101,6 +101,8 @@ type Command =
 export interface StreamTaskOptions {
   readonly name: string;
   readonly chain: OperatorChain;
+  /** Every keyed backend of the chain: its next snapshot is full (an abort that re-bases). */
+  readonly rebaseKeyedState?: () => void;
   /** Null for source tasks. `inputIndexOf[channel]` maps a gate channel to the head's input. */
   readonly gate: TaskInputGate | null;
   readonly inputIndexOf: readonly (0 | 1)[];
@@ -167,6 +169,7 @@ export class StreamTask implements BarrierHandlerActions {
     this.#checkpointer = new SubtaskCheckpointer({
       name: options.name,
       operators: options.chain.operators,
+      rebaseKeyedState: options.rebaseKeyedState ?? (() => {}),
       storage: options.storage,
       unaligned: options.checkpointing?.unaligned === true,
       channelState: options.channelState ?? null,
@@ -195,7 +198,8 @@ export class StreamTask implements BarrierHandlerActions {
     triggerCheckpoint: (checkpointId, timestamp, checkpointType, final) =>
       this.#enqueue({ kind: 'trigger', checkpointId, timestamp, checkpointType, final }),
     notifyCheckpointComplete: (checkpointId) => this.#enqueue({ kind: 'complete', checkpointId }),
-    notifyCheckpointAborted: (checkpointId) => this.#enqueue({ kind: 'aborted', checkpointId }),
+    notifyCheckpointAborted: (checkpointId, options) =>
+      this.#enqueue({ kind: 'aborted', checkpointId, rebase: options?.rebase === true }),
     cancel: () => this.#enqueue({ kind: 'cancel' }),
     // Answered directly: the counters are plain numbers of this thread, read between two turns
     // of the loop (a control message only runs when the loop yields).
@@ -634,7 +638,7 @@ export class StreamTask implements BarrierHandlerActions {
           this.#checkpointer.notifyCheckpointComplete(c.checkpointId);
           break;
         case 'aborted':
-          this.#checkpointer.notifyCheckpointAborted(c.checkpointId);
+          this.#checkpointer.notifyCheckpointAborted(c.checkpointId, c.rebase);
           break;
         default:
           assertNever(c, 'command');

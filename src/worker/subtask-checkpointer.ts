@@ -33,6 +33,8 @@ export interface SubtaskCheckpointerOptions {
   readonly name: string;
   /** The chain's operators, head first: snapshotted and notified in this order. */
   readonly operators: readonly StreamOperator[];
+  /** The next snapshot of every keyed backend of the chain is full (an abort that re-bases). */
+  readonly rebaseKeyedState: () => void;
   readonly storage: TaskSnapshotStorage | null;
   /** Unaligned checkpoints: every checkpoint records channel state (else only a switched one). */
   readonly unaligned: boolean;
@@ -150,8 +152,14 @@ export class SubtaskCheckpointer {
     for (const op of this.#o.operators) op.notifyCheckpointComplete(checkpointId);
   }
 
-  notifyCheckpointAborted(checkpointId: number): void {
+  /**
+   * `rebase`: the coordinator refused the checkpoint because of its chains' length (a cluster
+   * record past the limit): an aborted checkpoint never becomes a base, so without starting the
+   * chains over the next delta would be as long, and refused as well.
+   */
+  notifyCheckpointAborted(checkpointId: number, rebase = false): void {
     for (const op of this.#o.operators) op.notifyCheckpointAborted(checkpointId);
+    if (rebase) this.#o.rebaseKeyedState();
   }
 
   // Channel state (unaligned checkpoints), as the barrier handler decides it.

@@ -186,6 +186,7 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
     const task = new StreamTask({
       name,
       chain,
+      rebaseKeyedState: () => keyedBackends.rebase(),
       gate: channels.gate,
       inputIndexOf: channels.inputIndexOf,
       timestampedChannels,

@@ -19,6 +19,13 @@
  * most three in the shared directory (a commit's metadata is written before its discards run;
  * without retention it held ten), a SIGKILL restores the newest, whole, the output is exact, and
  * at the end the directory holds exactly the newest two committed, each verifying.
+ *
+ * Record limit (cluster-record-limit.ts): with `fullEvery` large and `cluster.maxRecordBytes`
+ * low, the chain's handles soon make a record too long to commit; the coordinator aborts that
+ * checkpoint with `rebase` and the tasks' next snapshot is full. The job keeps committing
+ * checkpoints past that point — among them a full one after the first, which only a re-base
+ * makes with this `fullEvery` (no restart happens) — finishes, and its output is exact. Without
+ * the re-base every retry is the same too-long delta: no checkpoint completes, not even the final.
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,10 +53,18 @@ const KEYS = 10;
 const INSTANCES = 3;
 /** See cluster-job.test.ts: short enough for a quick takeover, long enough for a loaded machine. */
 const KILL_TIMEOUT_MS = 4000;
+/**
+ * Over a full snapshot's record of this job (~3.1 KB; each delta with data adds ~1.5 KB), so one
+ * or two checkpoints that see new data already pass it: the case holds on a slow machine too.
+ */
+const RECORD_LIMIT = 4608;
 
 const cleanups = cleanupsAfterEach();
 
-function startInstances(checkpointing: Record<string, unknown> = {}) {
+function startInstances(
+  checkpointing: Record<string, unknown> = {},
+  { cluster = {}, args = {} }: { cluster?: Record<string, unknown>; args?: Record<string, string> } = {},
+) {
   const dir = tempDir(cleanups, 'weir-cluster-incremental-');
   const name = clusterName(cleanups, 'inc');
   const log = new Log();
@@ -58,7 +73,7 @@ function startInstances(checkpointing: Record<string, unknown> = {}) {
       job: JOB,
       options: {
         parallelism: INSTANCES,
-        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir },
+        args: { n: String(N), hold: String(HOLD), keys: String(KEYS), dir, ...args },
         checkpointing: {
           interval: 100,
           dir: path.join(dir, 'checkpoints'),
@@ -66,7 +81,7 @@ function startInstances(checkpointing: Record<string, unknown> = {}) {
           fullEvery: 1000,
           ...checkpointing,
         },
-        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS },
+        cluster: { servers: SERVERS, name, instances: INSTANCES, timeoutMs: KILL_TIMEOUT_MS, ...cluster },
       },
     }),
   );
@@ -154,6 +169,38 @@ describe('incremental checkpoints of a cluster job', () => {
       await after.close();
     }
     for (const i of survivors) children[i].send({ cmd: 'exit' });
+  });
+});
+
+describe('the record limit of an incremental cluster job', () => {
+  it('a record over cluster.maxRecordBytes aborts its checkpoint and re-bases the chains: checkpoints go on, the output is exact', async () => {
+    // The sources emit at a bounded rate, so many checkpoints see new data: each delta adds
+    // handles to the record until it is past the limit.
+    const { dir, log, children } = startInstances(
+      { fullEvery: 1000, retain: 1000 },
+      { cluster: { maxRecordBytes: RECORD_LIMIT }, args: { rate: '1500' } },
+    );
+    await releaseToEnd(log, dir, { results: INSTANCES, restarts: 0 });
+    expectExactRunningSums(committedOnce(log), N, KEYS);
+
+    const committed = log.of('checkpoint').map((m) => m.checkpointId!);
+    const storage = CheckpointStorage.open(path.join(dir, 'checkpoints'), { create: false });
+    try {
+      const metadata = committed.map((id) => storage.loadMetadata(id)!);
+      // A full checkpoint after the first, right after an aborted one (its id skipped): the
+      // oversize abort re-based the chains.
+      const rebased = metadata
+        .slice(1)
+        .filter((m) => !m.incremental)
+        .map((m) => m.checkpointId);
+      expect(rebased.length).toBeGreaterThan(0);
+      for (const id of rebased) expect(committed).not.toContain(id - 1);
+      // Checkpoints went on being committed after the first re-base.
+      expect(committed.filter((id) => id > rebased[0]).length).toBeGreaterThan(0);
+    } finally {
+      await storage.close();
+    }
+    for (const c of children) c.send({ cmd: 'exit' });
   });
 });
 

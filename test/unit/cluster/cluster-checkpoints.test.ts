@@ -6,6 +6,11 @@ import {
   type CoordinatorMessage,
   type MemberMessage,
 } from '../../../src/cluster/cluster-checkpoints.js';
+import {
+  commitWithinLimit,
+  RECORD_HEADROOM_BYTES,
+  recordLimit,
+} from '../../../src/cluster/cluster-record-limit.js';
 import { seededRandom } from '../../../src/verify/failure-schedule.js';
 
 const TASKS = ['0/0', '0/1', '1/0', '1/1'];
@@ -126,6 +131,76 @@ describe('ClusterCheckpoints', () => {
     await flush();
     expect(committed).toEqual([2]);
     expect(s.published.at(-1)).toEqual({ type: 'complete', checkpointId: 2 });
+  });
+
+  it('a record over the limit is not committed: the abort carries rebase, names the sizes and what to change; a short one commits', async () => {
+    const written: number[] = [];
+    const warnings: string[] = [];
+    // The limit sits between the records of checkpoints 1 and 2: checkpoint 2 names a longer chain.
+    let handles = 1;
+    const chain = () => ({
+      operators: [
+        {
+          operatorUid: 'sum',
+          keyedState: Array.from({ length: handles }, (_, i) => ({ chunkId: `c-${i}`, checkpointId: i })),
+        },
+      ],
+    });
+    const limit = 1400;
+    const s = setup({
+      commit: (r) =>
+        commitWithinLimit(
+          r,
+          limit,
+          async () => {
+            written.push(r.checkpointId);
+            return COMMITTED;
+          },
+          (m) => warnings.push(m),
+        ),
+    });
+    const ackAll = (id: number) => {
+      for (const t of TASKS)
+        s.send({
+          type: 'ack',
+          member: memberOf(t),
+          checkpointId: id,
+          task: t,
+          state: chain() as never,
+          bytes: 1,
+        });
+    };
+    for (const m of MEMBERS) s.send({ type: 'ready', member: m });
+    s.cp.tick();
+    ackAll(1);
+    await flush();
+    expect(written).toEqual([1]);
+    handles = 8;
+    s.cp.tick();
+    ackAll(2);
+    await flush();
+    expect(written).toEqual([1]);
+    const abort = s.published.at(-1);
+    expect(abort).toMatchObject({ type: 'abort', checkpointId: 2, rebase: true });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/checkpoint 2: its record is \d+ bytes, over the limit of 1400 bytes/);
+    expect(warnings[0]).toMatch(/checkpointing\.fullEvery.*maxParallelism.*max_payload/);
+    expect(s.events).toEqual([]);
+    expect(s.cp.completed).toEqual([1]);
+    // The tasks re-based: the next record is short again and commits.
+    handles = 1;
+    s.cp.tick();
+    ackAll(3);
+    await flush();
+    expect(written).toEqual([1, 3]);
+    expect(s.published.at(-1)).toEqual({ type: 'complete', checkpointId: 3 });
+  });
+
+  it('recordLimit: the server max_payload less the headroom, lowered by maxRecordBytes', () => {
+    expect(recordLimit(1024 * 1024)).toBe(1024 * 1024 - RECORD_HEADROOM_BYTES);
+    expect(recordLimit(undefined)).toBe(1024 * 1024 - RECORD_HEADROOM_BYTES);
+    expect(recordLimit(64 * 1024, 4096)).toBe(4096);
+    expect(recordLimit(8192, 1_000_000)).toBe(8192 - RECORD_HEADROOM_BYTES);
   });
 
   it('a decline or a timeout aborts; a member failure fails every member', () => {

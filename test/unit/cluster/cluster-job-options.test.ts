@@ -35,6 +35,12 @@ describe('the cluster job option', () => {
     }).cluster;
     expect(c?.instances).toBe(1);
     expect(c?.checkpointDir).toBe('/s');
+    expect(c?.maxRecordBytes).toBeUndefined();
+    expect(
+      resolveJobOptions({ ...ok, cluster: { ...ok.cluster!, maxRecordBytes: 65_536 } }).cluster,
+    ).toMatchObject({
+      maxRecordBytes: 65_536,
+    });
     expect(resolveJobOptions({}).cluster).toBeNull();
   });
 
@@ -60,6 +66,12 @@ describe('the cluster job option', () => {
     );
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, rebalanceDelayMs: 60_001 } }).message).toMatch(
       /cluster\.rebalanceDelayMs/,
+    );
+    expect(invalid({ ...ok, cluster: { ...ok.cluster!, maxRecordBytes: 1023 } }).message).toMatch(
+      /cluster\.maxRecordBytes.*at least 1024/,
+    );
+    expect(invalid({ ...ok, cluster: { ...ok.cluster!, maxRecordBytes: 4096.5 } }).message).toMatch(
+      /cluster\.maxRecordBytes/,
     );
     expect(invalid({ ...ok, cluster: { ...ok.cluster!, servers: [] } }).message).toMatch(/cluster\.servers/);
     expect(invalid({ cluster: ok.cluster }).message).toMatch(/needs checkpointing/);

@@ -67,4 +67,32 @@ describe('IncrementalChain', () => {
     expect(c.decide(5).mode).toBe('full');
     expect(() => new IncrementalChain(0)).toThrow(RangeError);
   });
+
+  it('rebase: the next snapshot is full, and a delta persisted over the old chain never becomes the base', () => {
+    const c = new IncrementalChain(100);
+    let base: number | undefined;
+    for (let cp = 1; cp <= 3; cp++) {
+      const d = c.decide(base);
+      c.persisted(cp, d, [h(cp, 0)]);
+      c.confirm(cp);
+      base = cp;
+    }
+    // Checkpoint 4 (a delta over 1..3) is refused: too long a record. Checkpoint 5 was already
+    // taken as a delta over the same chain before the re-base reached the task.
+    const d4 = c.decide(3);
+    expect(d4).toMatchObject({ mode: 'delta', shared: [h(1, 0), h(2, 0), h(3, 0)] });
+    c.persisted(4, d4, [h(4, 0)]);
+    const d5 = c.decide(3);
+    c.persisted(5, d5, [h(5, 0)]);
+    c.rebase();
+    expect(c.baseCheckpointId).toBeUndefined();
+    expect(c.decide(3).mode).toBe('full');
+    c.confirm(5); // its delta completed after all: it is not a base (the chain starts over)
+    expect(c.baseCheckpointId).toBeUndefined();
+    const d6 = c.decide(5);
+    expect(d6.mode).toBe('full');
+    c.persisted(6, d6, [h(6, 0)]);
+    c.confirm(6);
+    expect(c.decide(6)).toMatchObject({ mode: 'delta', baseCheckpointId: 6, shared: [h(6, 0)], deltas: 1 });
+  });
 });
