@@ -27,7 +27,14 @@ function records(n: number, seed: number): unknown[] {
     if (r < 0.3) return [i, `s${i}`, null, true, -i / 3];
     if (r < 0.5) return `text ${i} é ✓`;
     if (r < 0.6) return i * 1_000_003;
-    return { user: `u${i % 97}`, page: `/p/${i}`, action: 'click', seq: i, ts: 1_760_000_000_000 + i, at: new Date(i) };
+    return {
+      user: `u${i % 97}`,
+      page: `/p/${i}`,
+      action: 'click',
+      seq: i,
+      ts: 1_760_000_000_000 + i,
+      at: new Date(i),
+    };
   });
 }
 
