@@ -55,6 +55,12 @@ export const RUN_FLAGS: readonly RunFlag[] = [
   },
   { name: 'restart-attempts', type: 'string', value: 'N', help: 'restart a failed job up to N times (none)' },
   { name: 'state-backend', type: 'string', value: 'heap|lmdb', help: 'where keyed state lives (heap)' },
+  {
+    name: 'worker-nice',
+    type: 'string',
+    value: 'N',
+    help: 'run the job threads N nice levels below the main thread (0; Linux)',
+  },
   { name: 'unaligned', type: 'boolean', help: 'unaligned exactly-once checkpoints' },
   {
     name: 'alignment-timeout',
@@ -236,6 +242,7 @@ export function parseRunArgs(rawArgs: readonly string[]): RunArgs {
     maxParallelism: num('max-parallelism'),
     args: jobArgs,
     stateBackend: oneOf('state-backend', ['heap', 'lmdb'] as const),
+    workerNice: num('worker-nice'),
     restoreFrom: str('restore'),
     allowNonRestoredState: bool('allow-non-restored-state'),
     allowFallbackPastDamaged: bool('allow-fallback-past-damaged'),

@@ -217,7 +217,7 @@ export async function runClusterInstance(
   // whole plan: after failures one instance may run every subtask; threads start lazily.
   const pool = new TaskPool(
     client.plan.vertices.reduce((n, v) => n + v.parallelism, 0),
-    { onStrayError: (e) => host.onStrayError(e) },
+    { onStrayError: (e) => host.onStrayError(e), workerNice: o.workerNice },
   );
   const membership = await ClusterMembership.join(cluster);
   const id = membership.instanceId;

@@ -374,7 +374,7 @@ export class JobClient extends EventEmitter {
     // stopped cleanly (see TaskPool).
     const pool = new TaskPool(
       this.plan.vertices.reduce((n, v) => n + v.parallelism, 0),
-      { onStrayError: (e) => this.#onStrayError(e) },
+      { onStrayError: (e) => this.#onStrayError(e), workerNice: this.options.workerNice },
     );
     try {
       let restore = checkpoints ? checkpoints.initialRestore() : null;

@@ -144,6 +144,15 @@ export interface JobOptions {
    */
   readonly stuckTaskTimeout?: number;
   /**
+   * Nice levels every worker thread of the job lowers its own CPU priority by, below the thread
+   * that started the job (at most to nice 19), so that under CPU contention the embedding
+   * service's own threads (its request path) run first and the job gets what is left: the job
+   * then falls behind first. Kept across restarts that reuse threads. Linux only (it keeps a
+   * nice value per thread): on other platforms a non-zero value is an InvalidOptionError, since
+   * there it would lower the whole process, the service with it. Default 0: unchanged.
+   */
+  readonly workerNice?: number;
+  /**
    * Cancels the job when aborted: every task stops and `done` rejects with a
    * {@link JobAbortedError} (`name === 'AbortError'`, `cause` the signal's reason). An
    * already-aborted signal makes `startJob`/`runJob` reject at once, before anything starts.
@@ -188,6 +197,7 @@ const JOB_OPTION_KEYS: KeyTable<JobOptions> = {
   channels: true,
   metricsInterval: true,
   stuckTaskTimeout: true,
+  workerNice: true,
   signal: true,
   logger: true,
   dashboard: true,
@@ -262,6 +272,8 @@ export interface ResolvedJobOptions {
   };
   readonly metricsInterval: number;
   readonly stuckTaskTimeout: number;
+  /** 0: worker threads keep their creator's priority. */
+  readonly workerNice: number;
   readonly signal: AbortSignal | undefined;
   /** The `logger` option; undefined when none was given (see {@link JobOptions.logger}). */
   readonly logger: Logger | undefined;
@@ -429,6 +441,7 @@ export function resolveJobOptions(o: JobOptions = {}): ResolvedJobOptions {
       o.stuckTaskTimeout === undefined
         ? DEFAULT_STUCK_TASK_TIMEOUT_MS
         : int('stuckTaskTimeout', o.stuckTaskTimeout, 0, 86_400_000),
+    workerNice: workerNiceOf(o.workerNice, process.platform),
     signal: signalOf(o.signal),
     logger: loggerOf(o.logger),
     dashboard: resolveDashboardOptions(o.dashboard),
@@ -506,6 +519,22 @@ const FAULT_KEYS: KeyTable<InjectedFault> = {
   subtaskIndex: true,
   atRecord: true,
 };
+
+/**
+ * The `workerNice` option: 0–19 levels (more would only be capped at 19), and non-zero only where
+ * a thread can lower itself alone. Refused rather than skipped elsewhere: the embedding service
+ * asked for an order of priority it would silently not get. `platform` is a parameter for tests.
+ */
+export function workerNiceOf(v: unknown, platform: NodeJS.Platform): number {
+  if (v === undefined) return 0;
+  const nice = int('workerNice', v, 0, 19);
+  if (nice !== 0 && platform !== 'linux')
+    throw new InvalidOptionError(
+      'workerNice',
+      `lowers each worker thread's own priority, which only Linux keeps per thread; on ${platform} it would lower the whole process, the service too (use 0 there)`,
+    );
+  return nice;
+}
 
 function bool(name: string, v: unknown): boolean {
   if (v === undefined) return false;

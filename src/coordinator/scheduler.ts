@@ -26,6 +26,7 @@ import { channelsOfEdge } from '../graph/channels.js';
 import type { ExecutionPlan, JobVertex } from '../graph/execution-plan.js';
 import { formatTaskId, type TaskId, taskKey } from '../graph/task-id.js';
 import type { InjectedFault } from '../protocol/injected-fault.js';
+import type { PoolWorkerData } from '../protocol/pool-worker-data.js';
 import type {
   InputChannelDeployment,
   OperatorMetrics,
@@ -84,7 +85,8 @@ type ChannelEnd = SharedArrayBuffer | RemoteChannelDeployment;
 function createPiscina(
   size: number,
   idleTimeout: number,
-  resourceLimits?: { maxOldGenerationSizeMb?: number },
+  resourceLimits: { maxOldGenerationSizeMb?: number } | undefined,
+  workerData: PoolWorkerData,
 ) {
   return new Piscina({
     filename: new URL('../worker/task-entry.js', import.meta.url).href,
@@ -97,6 +99,9 @@ function createPiscina(
     idleTimeout,
     atomics: 'disabled',
     resourceLimits,
+    // Read by each thread when it runs its first task (task-entry.ts), so a thread started to
+    // replace a dead one after a restart gets it too.
+    workerData,
   });
 }
 
@@ -114,6 +119,7 @@ export class TaskPool {
   /** The running execution's handler of worker errors outside a task; null between attempts. */
   #onWorkerError: ((e: unknown) => void) | null = null;
   readonly #idleTimeout: number;
+  readonly #workerData: PoolWorkerData;
   readonly #onStrayError: (error: TaskFailureError) => void;
 
   constructor(
@@ -127,9 +133,15 @@ export class TaskPool {
        * teardown). Default: a console warning. Never rethrown: the host process must survive them.
        */
       readonly onStrayError?: (error: TaskFailureError) => void;
+      /**
+       * Nice levels each thread lowers itself by below the creating thread (JobOptions.workerNice,
+       * validated there: Linux only). Default 0: unchanged.
+       */
+      readonly workerNice?: number;
     } = {},
   ) {
     this.resourceLimits = options.resourceLimits;
+    this.#workerData = { workerNice: options.workerNice ?? 0 };
     this.#idleTimeout = options.idleTimeout ?? 60_000;
     this.#onStrayError = options.onStrayError ?? warnStrayError;
   }
@@ -138,7 +150,7 @@ export class TaskPool {
 
   acquire(): Piscina {
     if (this.#pool) return this.#pool;
-    const pool = createPiscina(this.size, this.#idleTimeout, this.resourceLimits);
+    const pool = createPiscina(this.size, this.#idleTimeout, this.resourceLimits, this.#workerData);
     // piscina emits a worker error it cannot attribute to a running task (an asynchronous throw
     // after the task returned, a worker over its heap limit while idle or being terminated) as
     // 'error' on the pool, and an 'error' without listener exits the whole host process. So the

@@ -16,8 +16,8 @@
  * Arguments (strings, from the runner): `n` clicks, `users`, `partitions` of the topic, `log` (the log directory), `topic`,
  * `counts` and `windows` (output directories), `telemetry` (BroadcastChannel name, optional),
  * `crashFile` and `crashAfter` (the counts sink subtask 0 crashes on attempt 0 once it received
- * that many clicks and a checkpoint completed; no crash without `crashFile`), `workerNice` (the
- * nice levels the job threads lower themselves by, `demo-thread-priority.ts`; default 0: none).
+ * that many clicks and a checkpoint completed; no crash without `crashFile`). The job threads'
+ * priority is the runner's job option `workerNice`, not an argument.
  */
 
 import type { CommittingSink } from '../api/committing-sink.js';
@@ -35,7 +35,6 @@ import { logUntilEnds } from './demo-log-source.js';
 import { type CrashPlan, probeSink } from './demo-probe-sink.js';
 import type { CountedClick, LoggedClick, PageCountedClick, ProbeStamp, WindowCount } from './demo-records.js';
 import { TelemetryPoster } from './demo-telemetry.js';
-import { lowerWorkerThreadPriority } from './demo-thread-priority.js';
 
 export interface DemoJobArgs {
   readonly n: number;
@@ -51,8 +50,6 @@ export interface DemoJobArgs {
   readonly crashAfter: number;
   /** The log's durability in the appending process (the reader's handle must match it). */
   readonly durability: Durability;
-  /** Nice levels each job thread lowers itself by (0–19; 0: none). */
-  readonly workerNice: number;
 }
 
 /** Parses the job's string arguments; a bad value is an InvalidOptionError naming it. */
@@ -85,20 +82,7 @@ export function parseDemoJobArgs(args: Readonly<Record<string, string>>): DemoJo
     crashFile: args.crashFile || undefined,
     crashAfter: Math.floor(num('crashAfter', 1, 1)),
     durability: durabilityArg(args.durability),
-    workerNice: niceArg(args.workerNice),
   };
-}
-
-function niceArg(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 0;
-  const v = Number(raw);
-  if (!Number.isInteger(v) || v < 0 || v > 19) {
-    throw new InvalidOptionError(
-      'args.workerNice',
-      `must be an integer in 0..19, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return v;
 }
 
 function durabilityArg(raw: string | undefined): Durability {
@@ -174,8 +158,6 @@ const countPerWindow = {
 
 export default defineJob((env, args) => {
   const a = parseDemoJobArgs(args);
-  // Runs in every job thread (each builds the graph); a no-op on the main thread.
-  lowerWorkerThreadPriority(a.workerNice);
   // The runner creates the topic with one partition per source subtask: each subtask then reads
   // one partition, in seq order, so ts is never more than CLICK_MAX_LATENESS_MS behind the
   // highest ts its watermark generator has seen and no click is late for its window.

@@ -44,7 +44,7 @@ export interface DemoRunConfig {
   readonly durability: Durability;
   /**
    * Nice levels the job's worker threads run below the main thread (0–19; 0: equal), so that the
-   * main thread's appends are not starved by the job on a small machine (`demo-thread-priority.ts`).
+   * main thread's appends are not starved by the job on a small machine (the job option `workerNice`).
    */
   readonly workerNice: number;
 }
@@ -126,11 +126,12 @@ export async function runDemoMode(
         telemetry: telemetryName,
         crashFile,
         durability: config.durability,
-        workerNice: String(config.workerNice),
         crashAfter: String(Math.max(1, Math.floor((config.crashAt * config.records) / config.parallelism))),
       },
       checkpointing: { interval: config.checkpointIntervalMs, mode, dir: join(dir, 'checkpoints') },
       restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
+      // The main thread is the demo's "service": the job's threads yield the core to it.
+      workerNice: config.workerNice,
       // A live page of this run (plan, rates, checkpoints, the injected crash with its stack).
       dashboard: { job: `demo ${mode}` },
     });

@@ -10,6 +10,7 @@
 
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { Piscina } from 'piscina';
 import { buildStreamGraph } from '../api/define-job.js';
 import type { RuntimeContext } from '../api/functions.js';
 import type { SinkContext } from '../api/source.js';
@@ -18,6 +19,7 @@ import { buildExecutionPlan } from '../graph/build-execution-plan.js';
 import { createPartitionerFor } from '../graph/partitioner.js';
 import { formatTaskId } from '../graph/task-id.js';
 import { importJobModule } from '../loader/job-module.js';
+import type { PoolWorkerData } from '../protocol/pool-worker-data.js';
 import type { TaskDeployment, TaskEvent, TaskResult } from '../protocol/task-deployment.js';
 import { createBarrierHandler } from './barrier/create-barrier-handler.js';
 import { BusyMarker } from './busy-marker.js';
@@ -33,6 +35,7 @@ import { StreamTask } from './stream-task.js';
 import { openTaskChannels } from './task-channels.js';
 import { describeFailure } from './task-failure-description.js';
 import { taskLogger } from './task-logger.js';
+import { lowerWorkerThreadPriority } from './thread-priority.js';
 import { TaskTime } from './timers/task-time.js';
 
 /**
@@ -49,6 +52,9 @@ export default async function runTask(d: TaskDeployment): Promise<TaskResult> {
   let result: TaskResult;
   let closeChannels: (() => void) | undefined;
   try {
+    // First, before the job module loads (its import and graph build are work too); once per
+    // thread, so a thread reused by a restart stays where it is.
+    lowerWorkerThreadPriority((Piscina.workerData as PoolWorkerData | undefined)?.workerNice ?? 0);
     const def = await importJobModule(d.jobModule);
     const graph = buildStreamGraph(def, d.args, d.jobModule);
     const plan = buildExecutionPlan(graph, { parallelism: d.parallelism, maxParallelism: d.maxParallelism });

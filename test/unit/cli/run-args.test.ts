@@ -29,6 +29,8 @@ describe('parseRunArgs', () => {
       'lmdb',
       '--restart-attempts',
       '2',
+      '--worker-nice',
+      '7',
       '--json',
     ]);
     expect(r.job).toBe('job.mjs');
@@ -37,6 +39,7 @@ describe('parseRunArgs', () => {
       parallelism: 3,
       args: { n: '10', k: 'a=b' },
       stateBackend: 'lmdb',
+      workerNice: 7,
       checkpointing: { interval: 200, mode: 'at-least-once' },
       restartStrategy: { type: 'fixed-delay', attempts: 2, delay: 0 },
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUFFER_DEBLOAT } from '../../../src/channels/buffer-debloater.js';
-import { type JobOptions, resolveJobOptions } from '../../../src/coordinator/job-options.js';
+import { type JobOptions, resolveJobOptions, workerNiceOf } from '../../../src/coordinator/job-options.js';
 import { InvalidOptionError, UnknownOptionError } from '../../../src/errors.js';
 
 describe('resolveJobOptions: state options', () => {
@@ -157,5 +157,30 @@ describe('resolveJobOptions: restoreFrom, signal, logger', () => {
     expect(() => resolveJobOptions({ logger: { ...logger, warn: 'x' } as unknown as typeof logger })).toThrow(
       /its warn is not a function/,
     );
+  });
+});
+
+describe('resolveJobOptions: workerNice', () => {
+  it('is 0 (threads keep their priority) unless given', () => {
+    expect(resolveJobOptions({}).workerNice).toBe(0);
+    expect(workerNiceOf(undefined, 'linux')).toBe(0);
+    expect(workerNiceOf(10, 'linux')).toBe(10);
+    expect(workerNiceOf(19, 'linux')).toBe(19);
+  });
+
+  it('rejects what is not an integer in 0..19 with a typed error naming it', () => {
+    for (const bad of [-1, 20, 2.5, '10', null]) {
+      expect(() => workerNiceOf(bad, 'linux')).toThrow(InvalidOptionError);
+      expect(() => workerNiceOf(bad, 'linux')).toThrow(/workerNice/);
+    }
+    expect(() => resolveJobOptions({ workerNice: 20 })).toThrow(/workerNice.*\[0, 19\]/);
+  });
+
+  it('refuses a non-zero value off Linux, where it would lower the whole process, and allows 0', () => {
+    for (const platform of ['darwin', 'win32', 'freebsd'] as const) {
+      expect(() => workerNiceOf(5, platform)).toThrow(InvalidOptionError);
+      expect(() => workerNiceOf(5, platform)).toThrow(new RegExp(`workerNice.*only Linux.*${platform}`));
+      expect(workerNiceOf(0, platform)).toBe(0);
+    }
   });
 });

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { demoOptionsFromEnv } from '../../../src/demo/demo.js';
-import { parseDemoJobArgs } from '../../../src/demo/demo-job.js';
 import { appendLatencyLabel } from '../../../src/demo/demo-report.js';
 import { InvalidOptionError } from '../../../src/errors.js';
 
@@ -35,20 +34,6 @@ describe('WEIR_DEMO_WORKER_NICE', () => {
       expect(() => demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: bad })).toThrow(InvalidOptionError);
       expect(() => demoOptionsFromEnv({ WEIR_DEMO_WORKER_NICE: bad })).toThrow(/WEIR_DEMO_WORKER_NICE/);
     }
-  });
-});
-
-describe('the job argument workerNice', () => {
-  const base = { log: '/l', counts: '/c', windows: '/w' };
-
-  it('is 0 (threads keep their priority) unless given', () => {
-    expect(parseDemoJobArgs(base).workerNice).toBe(0);
-    expect(parseDemoJobArgs({ ...base, workerNice: '10' }).workerNice).toBe(10);
-  });
-
-  it('rejects what is not an integer in 0..19 with a typed error naming it', () => {
-    expect(() => parseDemoJobArgs({ ...base, workerNice: '20' })).toThrow(InvalidOptionError);
-    expect(() => parseDemoJobArgs({ ...base, workerNice: 'x' })).toThrow(/args\.workerNice/);
   });
 });
 

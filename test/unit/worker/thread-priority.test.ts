@@ -1,13 +1,13 @@
 /**
- * The demo's job threads lower their own CPU priority and only theirs: the main thread, which
- * appends the clicks, keeps its nice value (Linux keeps one per thread).
+ * A job's worker threads lower their own CPU priority and only theirs: the main thread (the
+ * embedding service's) keeps its nice value (Linux keeps one per thread).
  */
 
 import { once } from 'node:events';
 import { getPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { lowerWorkerThreadPriority } from '../../../src/demo/demo-thread-priority.js';
+import { lowerWorkerThreadPriority } from '../../../src/worker/thread-priority.js';
 
 async function niceOfWorkerAfter(nice: number): Promise<number> {
   const worker = new Worker(new URL('./fixtures/nice-thread.mjs', import.meta.url), { workerData: nice });
