@@ -18,7 +18,7 @@ const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
 interface HostReport {
   restarts: number;
-  counts: { key: number; count: number }[];
+  counts: { key: number; count: number; reused: boolean }[];
   warnings: string[];
   restartCauses: string[];
 }
@@ -59,9 +59,14 @@ describe('worker errors outside a running attempt', () => {
     const report = JSON.parse(stdout) as HostReport;
     expect(report.restartCauses[0]).toMatch(/late thrower.*RangeError: first failure/);
     // The timer throws during the restart delay (a warning) or, on a slow machine, in the next
-    // attempt's reused thread (a restart): either way it is reported, never fatal.
-    const late = [...report.warnings, ...report.restartCauses.slice(1)];
-    expect(late.some((m) => m.includes('late timer boom'))).toBe(true);
+    // attempt's reused thread (a restart): either way it is reported, never fatal. It exists only
+    // if the threads outlived the failed attempt: under heavy load a task may miss the cancel
+    // grace period, and then every thread is terminated, the timer's too (scheduler.ts). A
+    // record mapped in a reused thread shows they did (threads are reused all or none).
+    if (report.counts.some((c) => c.reused)) {
+      const late = [...report.warnings, ...report.restartCauses.slice(1)];
+      expect(late.some((m) => m.includes('late timer boom'))).toBe(true);
+    }
     expect(report.counts).toHaveLength(n);
     expect(new Set(report.counts.map((c) => `${c.key}/${c.count}`)).size).toBe(n);
     for (let k = 0; k < 5; k++)
