@@ -22,10 +22,10 @@
 
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { Bench } from 'tinybench';
 import { ShapeDecoder } from '../../src/channels/shape-codec.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { perRecordRounds } from '../harness/per-record-rounds.js';
 import { BATCH, encodedBatches, type Rec } from './encoded-batches.js';
 
 const quick = process.argv.includes('--quick');
@@ -122,23 +122,12 @@ console.log(
   `keyed path, ${KEYS} keys, ${payloads.length} encoded batches of ${BATCH}, ${ROUNDS} rounds of ` +
     `${ITERATIONS} batches per case (+${WARMUP} warm-up), load average ${loadavg()[0].toFixed(1)}`,
 );
-const rows = new Map<string, { p50: number[]; cpu: number[] }>();
-for (let round = 0; round < ROUNDS; round++) {
-  const order = cases.map((_, i) => cases[(i + round) % cases.length]);
-  for (const c of order) {
-    const bench = new Bench({ iterations: ITERATIONS, time: 0, warmupIterations: WARMUP, warmupTime: 0 });
-    bench.add(c.name, c.run);
-    const cpu0 = process.cpuUsage();
-    await bench.run();
-    const cpu = process.cpuUsage(cpu0);
-    const result = bench.tasks[0].result as { latency?: { p50?: number } };
-    const row = rows.get(c.name) ?? { p50: [], cpu: [] };
-    row.p50.push(((result.latency?.p50 ?? Number.NaN) * 1e6) / BATCH);
-    // Warm-up batches run the same code: CPU is divided over every batch run.
-    row.cpu.push(((cpu.user + cpu.system) * 1000) / ((ITERATIONS + WARMUP) * BATCH));
-    rows.set(c.name, row);
-  }
-}
+const rows = await perRecordRounds(cases, {
+  rounds: ROUNDS,
+  iterations: ITERATIONS,
+  warmup: WARMUP,
+  recordsPerBatch: BATCH,
+});
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(
   'case | CPU ns/record, median (min–max) of rounds | wall p50 ns/record | vs base, per-round CPU ratio median',

@@ -26,7 +26,6 @@
  */
 
 import { loadavg } from 'node:os';
-import { Bench } from 'tinybench';
 import type { KeyedProcessFunction, KeySelector, ValueState } from '../../src/api/functions.js';
 import { ShapeDecoder } from '../../src/channels/shape-codec.js';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-state-backend.js';
@@ -34,6 +33,7 @@ import { KeyedProcessOperator } from '../../src/worker/operators/keyed-operators
 import { CountingOutput } from '../../src/worker/outputs/counting-output.js';
 import { TaskTime } from '../../src/worker/timers/task-time.js';
 import { formatMachineInfo, machineInfo } from '../harness/machine-info.js';
+import { perRecordRounds } from '../harness/per-record-rounds.js';
 import { BATCH, type Batches, encodedBatches, type Rec } from '../pipeline/encoded-batches.js';
 
 const quick = process.argv.includes('--quick');
@@ -255,22 +255,12 @@ for (const keys of KEY_COUNTS) {
     `\nkeyed steps, ${keys} keys, ${data.payloads.length} batches of ${BATCH}, ${ROUNDS} rounds of ` +
       `${ITERATIONS} batches per case (+${WARMUP} warm-up), load average ${loadavg()[0].toFixed(1)}`,
   );
-  const rows = new Map<string, { p50: number[]; cpu: number[] }>();
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = list.map((_, i) => list[(i + round) % list.length]);
-    for (const c of order) {
-      const bench = new Bench({ iterations: ITERATIONS, time: 0, warmupIterations: WARMUP, warmupTime: 0 });
-      bench.add(c.name, c.run);
-      const cpu0 = process.cpuUsage();
-      await bench.run();
-      const cpu = process.cpuUsage(cpu0);
-      const result = bench.tasks[0].result as { latency?: { p50?: number } };
-      const row = rows.get(c.name) ?? { p50: [], cpu: [] };
-      row.p50.push(((result.latency?.p50 ?? Number.NaN) * 1e6) / BATCH);
-      row.cpu.push(((cpu.user + cpu.system) * 1000) / ((ITERATIONS + WARMUP) * BATCH));
-      rows.set(c.name, row);
-    }
-  }
+  const rows = await perRecordRounds(list, {
+    rounds: ROUNDS,
+    iterations: ITERATIONS,
+    warmup: WARMUP,
+    recordsPerBatch: BATCH,
+  });
   console.log('case | CPU ns/record, median (min–max) of rounds | wall p50 ns/record');
   for (const [name, r] of rows) {
     console.log(
