@@ -393,6 +393,7 @@ export class JobClient extends EventEmitter {
             batchBytes: this.options.channels.batchBytes,
             recordFormat: this.options.channels.recordFormat,
             debloat: this.options.channels.debloat,
+            wakeDelayMs: this.options.channels.wakeDelayMs,
             checkpointing: checkpoints?.taskConfig ?? null,
             stateBackend: this.options.stateBackend,
             stateDir,

@@ -738,6 +738,9 @@ export class StreamTask implements BarrierHandlerActions {
    * checkpoints, since its barrier overtakes the full rings.
    */
   async #awaitCapacity(serveTriggers = true): Promise<void> {
+    // A consumer of another output may sleep on frames left unrung (wakeDelayMs): wake it before
+    // this task sleeps too, or it could wait for a publish that waits for it.
+    for (const w of this.#o.outputs) w.ringDeferred?.();
     for (const w of this.#o.outputs) {
       while (w.backlogged) {
         this.#drainCommandsWhileBlocked();

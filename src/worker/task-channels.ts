@@ -63,6 +63,7 @@ export function openTaskChannels(
         batchRecords: d.channelOptions.batchRecords,
         batchBytes: d.channelOptions.batchBytes,
         shapeBatches: d.channelOptions.shapeBatches,
+        wakeDelayMs: d.channelOptions.wakeDelayMs ?? 0,
         producer: `operator ${vertex.operators[vertex.operators.length - 1].name}`,
       });
     });

@@ -52,6 +52,11 @@ export interface TaskOutputChannel {
   flush(): boolean;
   readonly backlogged: boolean;
   waitForCapacity(): Promise<void>;
+  /**
+   * Rings the consumer for frames published but left unrung (ChannelWriter `wakeDelayMs`); called
+   * on every output before the task waits. Absent: every publish rings (or wakes) at once.
+   */
+  ringDeferred?(): void;
   /** Makes a pending waitForCapacity return so the task can serve a command (cancel). */
   interruptWait?(): void;
   /**

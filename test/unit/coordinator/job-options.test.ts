@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUFFER_DEBLOAT } from '../../../src/channels/buffer-debloater.js';
-import { type JobOptions, resolveJobOptions, workerNiceOf } from '../../../src/coordinator/job-options.js';
+import {
+  DEFAULT_WAKE_DELAY_MS,
+  type JobOptions,
+  resolveJobOptions,
+  workerNiceOf,
+} from '../../../src/coordinator/job-options.js';
 import { InvalidOptionError, UnknownOptionError } from '../../../src/errors.js';
 
 describe('resolveJobOptions: state options', () => {
@@ -90,6 +95,14 @@ describe('resolveJobOptions: channel options', () => {
     expect(() => resolveJobOptions({ channels: { debloat: { target: 20 } as never } })).toThrow(
       UnknownOptionError,
     );
+  });
+
+  it('wakeDelayMs: 20 by default, 0 turns wake-up batching off, bad values are named', () => {
+    expect(resolveJobOptions({}).channels.wakeDelayMs).toBe(DEFAULT_WAKE_DELAY_MS);
+    expect(DEFAULT_WAKE_DELAY_MS).toBe(20);
+    expect(resolveJobOptions({ channels: { wakeDelayMs: 0 } }).channels.wakeDelayMs).toBe(0);
+    expect(() => resolveJobOptions({ channels: { wakeDelayMs: -1 } })).toThrow(/channels\.wakeDelayMs/);
+    expect(() => resolveJobOptions({ channels: { wakeDelayMs: 1.5 } })).toThrow(/channels\.wakeDelayMs/);
   });
 });
 
