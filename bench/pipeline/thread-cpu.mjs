@@ -4,6 +4,7 @@
 //
 //   npm run build
 //   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy]
+//     [--keys 10000]
 //
 // Plain JavaScript on purpose: run without tsx, the job's worker threads load dist/ as users do
 // (with `--import tsx` every worker also loads tsx and its source-map handling). Threads are listed
@@ -25,6 +26,8 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'off' },
     n: { type: 'string', default: '4000000' },
     workload: { type: 'string', default: 'cheap' },
+    // Distinct keys of the job (its own default: 10 000); e.g. 1000000 for high cardinality.
+    keys: { type: 'string', default: '10000' },
   },
 });
 const parallelism = Number(values.p);
@@ -59,7 +62,7 @@ const startedAt = performance.now();
 try {
   const client = await startJob(new URL('../jobs/keyed-sum-job.mjs', import.meta.url), {
     parallelism,
-    args: { n: String(n), workload: values.workload },
+    args: { n: String(n), keys: values.keys, workload: values.workload },
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
   const result = await client.done;
@@ -69,7 +72,7 @@ try {
   const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
   const endAt = Math.max(...reports.map((r) => r.endAt));
   console.log(
-    `p=${parallelism} ${values.mode} ${values.workload} n=${n}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
+    `p=${parallelism} ${values.mode} ${values.workload} n=${n} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
       `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}`,
   );
   let total = 0;

@@ -91,7 +91,7 @@ function createPiscina(
   workerData: PoolWorkerData,
 ) {
   return new Piscina({
-    filename: new URL('../worker/task-entry.js', import.meta.url).href,
+    filename: new URL('../worker/pool-entry.cjs', import.meta.url).href,
     // No minimum: piscina replaces a crashed worker to keep minThreads, and a replacement
     // spawned during teardown could outlive destroy(). Tasks are all queued at once, so
     // piscina still starts one thread per task.

@@ -25,7 +25,8 @@ import { SourceOperator } from './operators/source-operator.js';
 import type { Output, StreamOperator, WatermarkOutput } from './operators/stream-operator.js';
 import { TimestampsAndWatermarksOperator } from './operators/timestamps-and-watermarks-operator.js';
 import { WindowOperator } from './operators/window-operator.js';
-import { CountingOutput } from './outputs/counting-output.js';
+import { ChainedOutput } from './outputs/chained-output.js';
+import { CountingOutput, type RecordsOutCounter } from './outputs/counting-output.js';
 import { FanOutput, FanWatermarkOutput } from './outputs/fan-output.js';
 import { CommittingSinkOperator } from './sink/committing-sink-operator.js';
 import type { TaskTime } from './timers/task-time.js';
@@ -55,7 +56,8 @@ export interface ChainEnvironment {
 export class OperatorChain {
   /** Topological order: `operators[0]` is the head. */
   readonly operators: readonly StreamOperator[];
-  readonly outputs: readonly CountingOutput[];
+  /** Per operator (same order): what counts its `recordsOut`. */
+  readonly outputs: readonly RecordsOutCounter[];
   readonly head: StreamOperator;
   /** The chain's async operators (mapAsync), which the task loop drains and waits for. */
   readonly asyncOperators: readonly AsyncWaitOperator[];
@@ -65,21 +67,12 @@ export class OperatorChain {
     env: ChainEnvironment,
   ) {
     const byNode = new Map<number, StreamOperator>();
-    const counters = new Map<number, CountingOutput>();
+    const counters = new Map<number, RecordsOutCounter>();
     const indexOf = new Map(vertex.operators.map((o, i) => [o.nodeId, i]));
     const busy = env.busy ?? null;
-    // A chained hop into `next` (at chain index `to`) from the operator at `from`. With the
-    // watchdog, the hop records the running operator in and back (two int32 stores).
-    const hop = (next: StreamOperator, from: number, to: number): Output =>
-      busy === null
-        ? { collect: (v) => next.processElement(v, 0) }
-        : {
-            collect: (v) => {
-              busy.operator = to;
-              next.processElement(v, 0);
-              busy.operator = from;
-            },
-          };
+    // A chained hop into `next` (at chain index `to`) from the operator at `from`
+    // (chained-output.ts: counts, marks the running operator for the watchdog).
+    const hop = (next: StreamOperator, from: number, to: number) => new ChainedOutput(next, busy, from, to);
     for (let i = vertex.operators.length - 1; i >= 0; i--) {
       const op = vertex.operators[i];
       const targets: Output[] = [];
@@ -113,7 +106,12 @@ export class OperatorChain {
         }
         sideOutputs.set(side.tag, sideTargets.length === 1 ? sideTargets[0] : new FanOutput(sideTargets));
       }
-      const out = new CountingOutput(targets.length === 1 ? targets[0] : new FanOutput(targets));
+      // A single chained successor: its hop counts (no wrapper, one call less per record).
+      // Otherwise (a network edge, several targets, none) a counting wrapper in front of the
+      // target or the fan.
+      const only = targets.length === 1 ? targets[0] : null;
+      const out: Output & RecordsOutCounter =
+        only instanceof ChainedOutput ? only : new CountingOutput(only ?? new FanOutput(targets));
       counters.set(op.nodeId, out);
       const ctx: RuntimeContext = {
         subtaskIndex: env.subtaskIndex,

@@ -50,9 +50,11 @@ export class FilterOperator extends AbstractStreamOperator {
   }
   processElement(value: unknown): void {
     this.recordsIn++;
-    let keep: boolean;
+    let keep: unknown;
     try {
-      keep = synchronousResult(this.fn(value, this.ctx), this.name, 'filter function');
+      keep = this.fn(value, this.ctx);
+      // A boolean (the norm) cannot be a thenable: the check is only paid for other values.
+      if (typeof keep !== 'boolean') synchronousResult(keep, this.name, 'filter function');
     } catch (e) {
       throw userCodeError(this.name, e);
     }

@@ -17,11 +17,18 @@ import { AsyncUserFunctionError } from '../../errors.js';
  * surface as an unhandled rejection that kills the worker and hides the real cause.
  */
 export function synchronousResult<R>(result: R, operator: string | undefined, functionKind: string): R {
-  if (typeof (result as { then?: unknown } | null | undefined)?.then === 'function') {
-    if (result instanceof Promise) result.then(undefined, ignoreConsequence);
-    throw new AsyncUserFunctionError(operator, functionKind);
-  }
+  if (typeof (result as { then?: unknown } | null | undefined)?.then === 'function')
+    throwThenable(result, operator, functionKind);
   return result;
+}
+
+/**
+ * The rare path of {@link synchronousResult}, a function of its own so the check stays small
+ * enough for TurboFan to inline into every operator on the record path (it is called per record).
+ */
+function throwThenable(result: unknown, operator: string | undefined, functionKind: string): never {
+  if (result instanceof Promise) result.then(undefined, ignoreConsequence);
+  throw new AsyncUserFunctionError(operator, functionKind);
 }
 
 /** The attempt already failed with AsyncUserFunctionError; this rejection adds nothing. */
