@@ -3,7 +3,7 @@
 // in a figure that load on the machine inflates far less than throughput (Linux only).
 //
 //   npm run build
-//   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy]
+//   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy] [--keys K] [--wake-delay MS]
 //     [--keys 10000]
 //
 // Plain JavaScript on purpose: run without tsx, the job's worker threads load dist/ as users do
@@ -28,6 +28,8 @@ const { values } = parseArgs({
     workload: { type: 'string', default: 'cheap' },
     // Distinct keys of the job (its own default: 10 000); e.g. 1000000 for high cardinality.
     keys: { type: 'string', default: '10000' },
+    // channels.wakeDelayMs (0: ring a parked consumer after every full batch); omitted: the default.
+    'wake-delay': { type: 'string' },
   },
 });
 const parallelism = Number(values.p);
@@ -63,6 +65,7 @@ try {
   const client = await startJob(new URL('../jobs/keyed-sum-job.mjs', import.meta.url), {
     parallelism,
     args: { n: String(n), keys: values.keys, workload: values.workload },
+    ...(values['wake-delay'] !== undefined ? { channels: { wakeDelayMs: Number(values['wake-delay']) } } : {}),
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
   const result = await client.done;
@@ -72,7 +75,7 @@ try {
   const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
   const endAt = Math.max(...reports.map((r) => r.endAt));
   console.log(
-    `p=${parallelism} ${values.mode} ${values.workload} n=${n} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
+    `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
       `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}`,
   );
   let total = 0;
