@@ -59,9 +59,10 @@ function takeWorkload(argv: string[]): Workload {
 const argv = process.argv.slice(2);
 const workload = takeWorkload(argv);
 const heavy = workload === 'cpu-heavy';
-// cpu-heavy: 1.2 M records give weir p=1 ~4 s of steady window (at ~0.3 M/s); at 400 k start-up
-// and JIT of fresh workers weighed on the ratios (bench/README.md, the CPU-heavy goal's row).
-const DEFAULT_N = heavy ? 1_200_000 : 2_000_000;
+// cpu-heavy: 800 k records give weir p=1 ~1.5–3.5 s of steady window (at 0.23–0.5 M/s); at 400 k
+// start-up and JIT of fresh workers weighed on the ratios. At 1.2 M a default run took 4 min 20 s
+// (bench/README.md, the CPU-heavy goal's row); 800 k keeps it near 3 min.
+const DEFAULT_N = heavy ? 800_000 : 2_000_000;
 const QUICK_N = heavy ? 60_000 : 300_000;
 
 const args = parseBenchArgs(argv);

@@ -65,7 +65,9 @@ try {
   const client = await startJob(new URL('../jobs/keyed-sum-job.mjs', import.meta.url), {
     parallelism,
     args: { n: String(n), keys: values.keys, workload: values.workload },
-    ...(values['wake-delay'] !== undefined ? { channels: { wakeDelayMs: Number(values['wake-delay']) } } : {}),
+    ...(values['wake-delay'] !== undefined
+      ? { channels: { wakeDelayMs: Number(values['wake-delay']) } }
+      : {}),
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
   const result = await client.done;
