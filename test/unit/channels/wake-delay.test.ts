@@ -66,6 +66,21 @@ describe('ChannelWriter wakeDelayMs', () => {
     expect(records).toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
 
+  test('a producer slow per record still rings once the delay passed, at its next 8th record', () => {
+    const s = setup({ wakeDelayMs: 10, batchRecords: 64 });
+    s.park();
+    const before = s.sequence();
+    for (let i = 0; i < 64; i++) s.writer.write(i); // full: published, left unrung
+    expect(s.sequence()).toBe(before);
+    s.advance(10);
+    for (let i = 64; i < 71; i++) s.writer.write(i);
+    expect(s.sequence()).toBe(before);
+    s.writer.write(71); // the 8th record of the open batch
+    expect(s.sequence()).toBe(before + 1);
+    expect(s.parked()).toBe(false);
+    expect(s.writer.bufferedRecords).toBe(8); // the open batch is not flushed for it
+  });
+
   test('a consumer that is not parked is rung (cheaply) after every full batch', () => {
     const s = setup({ wakeDelayMs: 1000 });
     const before = s.sequence();
