@@ -58,7 +58,7 @@ describe('weir run: SIGKILL inside a commit, then --restore latest', () => {
       '--verbose',
     ];
     const first = await weir(common);
-    expect(first.signal).toBe('SIGKILL');
+    expect(first.signal, `exit code ${first.code}; stderr:\n${first.stderr}`).toBe('SIGKILL');
     const killedIn = Number(readFileSync(path.join(out, '.killed'), 'utf8'));
     expect(killedIn).toBeGreaterThanOrEqual(2);
 
