@@ -1,6 +1,9 @@
 // CPU time per record of every thread of one run of the pipeline's keyed-sum job
-// (bench/jobs/keyed-sum-job.mjs), read from /proc/self/task/*/stat: which thread pays for what,
-// in a figure that load on the machine inflates far less than throughput (Linux only).
+// (bench/jobs/keyed-sum-job.mjs), read from /proc/self/task/*/schedstat (thread-sampler.mjs): which
+// thread pays for what, in a figure that load on the machine inflates far less than throughput,
+// and whether a thread ran, waited for a core or slept, over the whole run and the steady window
+// (Linux only). bench/pipeline/thread-cpu-postmessage.mjs prints the same for the postMessage
+// baseline.
 //
 //   npm run build
 //   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy] [--keys K] [--wake-delay MS]
@@ -14,11 +17,12 @@
 // With --mode EO it also prints every completed checkpoint: when it was triggered relative to the
 // first sink record (the steady window starts there and lasts n / records/s), its duration and each
 // subtask's start delay, sync, serialize, write and ack times.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startJob } from 'weir';
+import { printTimeline, printWindow, startThreadSampler } from './thread-sampler.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -37,28 +41,9 @@ const n = Number(values.n);
 if (values.mode !== 'off' && values.mode !== 'EO')
   throw new RangeError(`--mode off or EO, got ${values.mode}`);
 
-/** CPU ms (utime + stime) per thread id of this process. */
-function threadCpu() {
-  const ticksPerMs = 100 / 1000; // USER_HZ: 100 on Linux
-  const out = new Map();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
-    } catch {
-      // the thread ended between readdir and read
-    }
-  }
-  return out;
-}
-
-const before = threadCpu();
-// Worker threads exit with the job: keep their last reading.
-const last = threadCpu();
-const sampler = setInterval(() => {
-  for (const [tid, ms] of threadCpu()) last.set(tid, ms);
-}, 25);
+// Scheduler figures per thread (schedstat: on CPU / waiting for a core / asleep), whole run and
+// steady window; worker threads exit with the job, the sampler keeps their last reading.
+const sampler = startThreadSampler();
 const dir = values.mode === 'EO' ? mkdtempSync(path.join(os.tmpdir(), 'weir-thread-cpu-')) : undefined;
 const startedAt = performance.now();
 try {
@@ -71,23 +56,36 @@ try {
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
   const result = await client.done;
-  clearInterval(sampler);
-  for (const [tid, ms] of threadCpu()) last.set(tid, ms);
+  const rec = sampler.stop();
   const reports = result.sinks.digest;
   const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
   const endAt = Math.max(...reports.map((r) => r.endAt));
   console.log(
     `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
-      `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}`,
+      `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}, ` +
+      `records per sink subtask ${reports.map((r) => r.digest.emitted).join(' + ')}`,
   );
+  // The runtime's own time split per task (cumulative over the attempt, start-up included): parked
+  // idle (no input) or backpressured (an output ring full).
+  for (const [key, ops] of client.subtaskMetrics()) {
+    const load = [...(Array.isArray(ops) ? ops : Object.values(ops))].find((o) => o?.load)?.load;
+    if (load)
+      console.log(
+        `  task ${key}: idle ${load.idleMs.toFixed(0)} ms, backpressured ${load.backpressuredMs.toFixed(0)} ms`,
+      );
+  }
+  const whole = rec.window(rec.samples[0].at, rec.samples.at(-1).at);
   let total = 0;
-  for (const [tid, ms] of [...last].sort((a, b) => a[0] - b[0])) {
-    const used = ms - (before.get(tid) ?? 0);
-    total += used;
-    if (used >= 20)
-      console.log(`  thread ${tid}: ${used.toFixed(0)} ms, ${((used * 1e6) / n).toFixed(0)} ns/record`);
+  for (const [tid, t] of whole.threads) {
+    total += t.runMs;
+    if (t.runMs >= 20)
+      console.log(`  thread ${tid}: ${t.runMs.toFixed(0)} ms, ${((t.runMs * 1e6) / n).toFixed(0)} ns/record`);
   }
   console.log(`  all threads: ${total.toFixed(0)} ms, ${((total * 1e6) / n).toFixed(0)} ns/record`);
+  const label = (tid) => (tid === process.pid ? 'main' : '');
+  printWindow('whole run', whole, n, label);
+  printWindow('steady window (first sink record → last end)', rec.window(firstAt, endAt), n, label);
+  printTimeline(rec, firstAt, endAt, 10, label);
   // Where an exactly-once run's extra time can go: each completed checkpoint's trigger time
   // relative to the steady window, end-to-end duration, slowest alignment / sync / async part.
   for (const c of result.checkpoints) {
@@ -106,7 +104,7 @@ try {
     }
   }
 } finally {
-  clearInterval(sampler);
+  sampler.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 process.exit(0);
