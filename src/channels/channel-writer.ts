@@ -49,11 +49,11 @@ export interface ChannelWriterOptions {
    * Wake-up batching, ms; 0 (default) rings the consumer's doorbell after every publish. When > 0
    * and the consumer is parked, a batch published because it was full leaves the doorbell unrung
    * until the first such batch has waited this long (checked at each full batch and every 8th
-   * record written meanwhile: no timer) or the ring is a quarter full (of its in-flight limit). Everything else rings at once: `flush` (the
-   * task's input went idle), control frames, {@link ChannelWriter.ringDeferred} (the task is about
-   * to wait), a wait for capacity, close. So a busy producer slower than its consumer wakes it once
-   * per many batches, which it then drains in one go, and a producer that goes idle or blocks still
-   * wakes it at once. The price: a full batch waits unrung up to this long plus the time to write
+   * record written meanwhile: no timer) or the ring is a quarter full (of its in-flight limit).
+   * Everything else rings at once: `flush` (the task's input went idle), control frames,
+   * {@link ChannelWriter.ringDeferred} (the task is about to wait), a wait for capacity, close.
+   * So a busy producer slower than its consumer wakes it once per many batches, which it then
+   * drains in one go, and a producer that goes idle or blocks still wakes it at once. The price: a full batch waits unrung up to this long plus the time to write
    * 8 records (Flink's buffer timeout, for wake-ups).
    */
   readonly wakeDelayMs?: number;
@@ -485,14 +485,6 @@ export class ChannelWriter {
   }
 
   /**
-   * After a full batch was published: {@link ringIfPublished}, unless the consumer is parked and
-   * `wakeDelayMs` lets the frames wait for more. No wake-up is lost: the frames are published (a
-   * consumer that wakes for any reason reads them, and a consumer that loads the doorbell sequence
-   * before checking its rings sees them), and every path on which this producer stops publishing
-   * (flush when idle, control frames, ringDeferred before a wait, waits for capacity, close)
-   * rings. Cost while deferring: three atomic loads and a clock read per batch.
-   */
-  /**
    * While full batches wait unrung: rings once `wakeDelayMs` passed, so that a producer slow per
    * record (whose next batch takes long to fill) still wakes its consumer in time. Called every
    * 8th record while something waits (a clock read per 8 records); free otherwise.
@@ -501,6 +493,14 @@ export class ChannelWriter {
     if (this.#now() - this.#deferredSince >= this.wakeDelayMs) this.#ringIfPublished();
   }
 
+  /**
+   * After a full batch was published: {@link ringIfPublished}, unless the consumer is parked and
+   * `wakeDelayMs` lets the frames wait for more. No wake-up is lost: the frames are published (a
+   * consumer that wakes for any reason reads them, and a consumer that loads the doorbell sequence
+   * before checking its rings sees them), and every path on which this producer stops publishing
+   * (flush when idle, control frames, ringDeferred before a wait, waits for capacity, close)
+   * rings. Cost while deferring: three atomic loads and a clock read per batch.
+   */
   #ringOrDefer(): void {
     if (!this.#unrung) return;
     if (this.wakeDelayMs > 0 && this.doorbell.consumerParked) {
