@@ -644,6 +644,7 @@ export async function runClusterInstance(
           batchBytes: o.channels.batchBytes,
           recordFormat: o.channels.recordFormat,
           debloat: o.channels.debloat,
+          wakeDelayMs: o.channels.wakeDelayMs,
           checkpointing: taskConfig,
           stateBackend: o.stateBackend,
           restore,

@@ -58,8 +58,8 @@ export interface ExecutionOptions {
   readonly recordFormat?: 'auto' | 'msgpack';
   /** Buffer debloating of every input gate (ChannelOptions.debloat); null or omitted = off. */
   readonly debloat?: BufferDebloatOptions | null;
-  /** Wake-up batching of every output ring (ChannelOptions.wakeDelayMs); omitted = 0, off. */
-  readonly wakeDelayMs?: number;
+  /** Wake-up batching of every output ring (ChannelOptions.wakeDelayMs, resolved); 0 = off. */
+  readonly wakeDelayMs: number;
   readonly checkpointing: TaskCheckpointConfig | null;
   /** Keyed state backend of every task. Default 'heap'. */
   readonly stateBackend?: 'heap' | 'lmdb';
@@ -407,7 +407,7 @@ export class Execution {
             batchBytes: options.batchBytes,
             shapeBatches: options.recordFormat !== 'msgpack',
             debloat: options.debloat ?? null,
-            wakeDelayMs: options.wakeDelayMs ?? 0,
+            wakeDelayMs: options.wakeDelayMs,
           },
         };
         const returned = this.#pool.run(deployment, { transferList: [control.port2, events.port2] as any });

@@ -122,8 +122,8 @@ export interface TaskDeployment {
     readonly shapeBatches: boolean;
     /** Buffer debloating of the input gate; null = off. */
     readonly debloat: BufferDebloatOptions | null;
-    /** Wake-up batching of the output rings (ChannelOptions.wakeDelayMs); omitted = 0, off. */
-    readonly wakeDelayMs?: number;
+    /** Wake-up batching of the output rings (ChannelOptions.wakeDelayMs); 0 = off. */
+    readonly wakeDelayMs: number;
   };
 }
 

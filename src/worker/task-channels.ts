@@ -63,7 +63,7 @@ export function openTaskChannels(
         batchRecords: d.channelOptions.batchRecords,
         batchBytes: d.channelOptions.batchBytes,
         shapeBatches: d.channelOptions.shapeBatches,
-        wakeDelayMs: d.channelOptions.wakeDelayMs ?? 0,
+        wakeDelayMs: d.channelOptions.wakeDelayMs,
         producer: `operator ${vertex.operators[vertex.operators.length - 1].name}`,
       });
     });
