@@ -135,6 +135,7 @@ const CASES: readonly CheckpointCase[] = [
   { name: 'EO 1s unaligned', backend: 'heap', interval: 1000, unaligned: true },
   { name: 'EO 100ms unaligned', backend: 'heap', interval: 100, unaligned: true },
   { name: 'EO 1s incremental', backend: 'heap', interval: 1000, incremental: true },
+  { name: 'EO 100ms incremental', backend: 'heap', interval: 100, incremental: true },
   { name: 'none debloat', backend: 'heap', interval: null, debloat: true },
   { name: 'EO 1s debloat', backend: 'heap', interval: 1000, debloat: true },
   { name: 'EO 100ms debloat', backend: 'heap', interval: 100, debloat: true },
