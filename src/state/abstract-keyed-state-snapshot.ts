@@ -43,6 +43,12 @@ export interface EncodeTally {
   readonly keyGroups: number[];
 }
 
+/** A key group's full chunk from a direct writer: its bytes (undefined: no entries) and entry count. */
+export interface WrittenChunk {
+  readonly bytes: Uint8Array | undefined;
+  readonly entries: number;
+}
+
 /** Group index → the dirty keys of each table (internal key → user key); undefined: every key. */
 export type GroupsToEncode = Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>;
 
@@ -125,6 +131,16 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
   ): ChunkSection[];
 
+  /**
+   * Group index `g`'s full chunk written directly (`key-group-chunk-writer.ts`), with the number
+   * of entries in it (`bytes` undefined: the group is empty), or undefined when a backend has no
+   * such writer or the group holds an entry of another shape: then `sectionsOf(g, undefined)`
+   * and `encodeKeyGroupChunk` encode it. The two must yield chunks that decode alike.
+   */
+  protected writeFullChunk(_g: number, _keyGroup: number): WrittenChunk | undefined {
+    return undefined;
+  }
+
   /** Called after group `g`'s sections were read, before they are encoded; `work`: entries in them. */
   protected groupRead(_g: number, _work: number): void {}
 
@@ -141,24 +157,36 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     const src = this.source;
     let sinceYield = 0;
     for (const [g, dirty] of groups) {
-      const sections = this.sectionsOf(g, dirty);
+      const keyGroup = src.range.start + g;
+      const written = dirty === undefined ? this.writeFullChunk(g, keyGroup) : undefined;
       let work = 0;
-      for (const s of sections) {
-        tally.entries += s[2].length / 3;
-        tally.tombstones += s[3].length;
-        work += s[2].length / 3 + s[3].length;
+      let chunk: KeyGroupChunk | undefined;
+      if (written !== undefined) {
+        work = written.entries;
+        tally.entries += work;
+        this.groupRead(g, work);
+        if (written.bytes !== undefined) chunk = { keyGroup, bytes: written.bytes };
+      } else {
+        const sections = this.sectionsOf(g, dirty);
+        for (const s of sections) {
+          tally.entries += s[2].length / 3;
+          tally.tombstones += s[3].length;
+          work += s[2].length / 3 + s[3].length;
+        }
+        this.groupRead(g, work);
+        if (sections.length > 0) {
+          chunk = encodeKeyGroupChunk(
+            this.#packr,
+            keyGroup,
+            tally.kind,
+            this.checkpointId,
+            tally.kind === 'delta' ? this.baseCheckpointId : undefined,
+            sections,
+            src.operatorName,
+          );
+        }
       }
-      this.groupRead(g, work);
-      if (sections.length > 0) {
-        const chunk = encodeKeyGroupChunk(
-          this.#packr,
-          src.range.start + g,
-          tally.kind,
-          this.checkpointId,
-          tally.kind === 'delta' ? this.baseCheckpointId : undefined,
-          sections,
-          src.operatorName,
-        );
+      if (chunk !== undefined) {
         tally.keyGroups.push(chunk.keyGroup);
         tally.bytes += chunk.bytes.length;
         yield chunk;

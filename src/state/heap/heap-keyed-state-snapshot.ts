@@ -23,11 +23,13 @@ import { StateAccessError } from '../../errors.js';
 import {
   AbstractKeyedStateSnapshot,
   type EncodeTally,
+  type WrittenChunk,
   wireExpiry,
 } from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
+import { KeyGroupChunkWriter } from '../key-group-chunk-writer.js';
 import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateEntry } from '../state-entry.js';
 import type { StateTable } from '../state-table.js';
@@ -49,6 +51,8 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
    * not part of its delta). Copy-on-write skips them.
    */
   #doneGroups: Uint8Array | undefined;
+  /** Writes full chunks of the common entry shapes; created at the first full encoding. */
+  #writer: KeyGroupChunkWriter | undefined;
 
   /** @internal Created by `HeapKeyedStateBackend.snapshot`. */
   constructor(
@@ -153,6 +157,49 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
       this.#preimages!.delete(g);
     }
     this.#core.counters.entriesSerialized += work;
+  }
+
+  /**
+   * Group `g`'s full chunk written while walking its entries (what {@link #fullSections} reads,
+   * skipping and removing the same expired entries), or undefined, after a partial walk, at the
+   * first entry whose key or value is not a common shape (`key-group-chunk-writer.ts`), or
+   * without a walk when a map state exists (its wire form is not its value): then the general
+   * path encodes the group. Removing an expired entry twice cannot happen (the first walk took it
+   * out of the table, and its preimage is expired too).
+   */
+  protected override writeFullChunk(g: number, keyGroup: number): WrittenChunk | undefined {
+    this.#checkLive();
+    const tables = this.#core.tables;
+    for (const table of tables.values()) if (table.kind === 'map') return undefined;
+    const w = (this.#writer ??= new KeyGroupChunkWriter());
+    const version = this.version;
+    const ts = this.timestamp;
+    const preByTable = this.#preimages!.get(g);
+    let entries = 0;
+    w.begin();
+    for (const table of tables.values()) {
+      w.beginSection(table.name, table.kind);
+      const live = table.groups[g];
+      if (live !== undefined) {
+        for (const [ik, e] of live) {
+          if (e.version > version) continue; // touched after the barrier: preimage or absent
+          if (e.expiresAt <= ts) {
+            this.#core.removeAt(table, g, ik, e);
+            continue;
+          }
+          if (!w.entry(e.key, e.value, wireExpiry(e.expiresAt))) return undefined;
+        }
+      }
+      const pre = preByTable?.get(table);
+      if (pre !== undefined) {
+        for (const p of pre.values()) {
+          if (p.expiresAt > ts && !w.entry(p.key, p.value, wireExpiry(p.expiresAt))) return undefined;
+        }
+      }
+      entries += w.sectionEntries;
+      w.endSection();
+    }
+    return { bytes: w.finish(keyGroup, this.checkpointId), entries };
   }
 
   /**
