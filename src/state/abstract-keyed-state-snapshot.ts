@@ -7,7 +7,7 @@
  */
 
 import type { Packr } from 'msgpackr';
-import type { ChainDecision, SnapshotStrategy } from './incremental-chain.js';
+import type { ChainDecision, DeltaWork, SnapshotStrategy } from './incremental-chain.js';
 import {
   type ChunkKind,
   type ChunkSection,
@@ -43,16 +43,16 @@ export interface EncodeTally {
   readonly keyGroups: number[];
 }
 
-/** A key group's full chunk from a direct writer: its bytes (undefined: no entries) and entry count. */
-export interface WrittenChunk {
-  readonly bytes: Uint8Array | undefined;
-  readonly entries: number;
-}
+/**
+ * Group index → what a delta encodes of it (`D`: the backend's form of the group's dirty keys,
+ * see `dirty-epochs.ts`); undefined: every key (full).
+ */
+export type GroupsToEncode<D> = Iterable<[number, D | undefined]>;
 
-/** Group index → the dirty keys of each table (internal key → user key); undefined: every key. */
-export type GroupsToEncode = Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>;
+/** lmdb's dirty keys of a group: table → internal key → user key. */
+export type DirtyKeys = Map<StateTable, Map<unknown, unknown>>;
 
-export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
+export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements KeyedStateSnapshot {
   readonly checkpointId: number;
   /** Backend clock at the barrier. */
   readonly timestamp: number;
@@ -71,6 +71,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     checkpointId: number,
     timestamp: number,
     baseCheckpointId: number | undefined,
+    work?: DeltaWork,
   ) {
     this.source = source;
     this.#packr = packr;
@@ -78,7 +79,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     this.checkpointId = checkpointId;
     this.timestamp = timestamp;
     this.baseCheckpointId = baseCheckpointId;
-    this.#decision = strategy.decide(baseCheckpointId);
+    this.#decision = strategy.decide(baseCheckpointId, work);
   }
 
   get mode(): SnapshotMode {
@@ -126,20 +127,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
    * The barrier-time sections of group index `g`: every unexpired entry by state (`dirty`
    * undefined), or an upsert or a tombstone per dirty key. Throws once released.
    */
-  protected abstract sectionsOf(
-    g: number,
-    dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
-  ): ChunkSection[];
-
-  /**
-   * Group index `g`'s full chunk written directly (`key-group-chunk-writer.ts`), with the number
-   * of entries in it (`bytes` undefined: the group is empty), or undefined when a backend has no
-   * such writer or the group holds an entry of another shape: then `sectionsOf(g, undefined)`
-   * and `encodeKeyGroupChunk` encode it. The two must yield chunks that decode alike.
-   */
-  protected writeFullChunk(_g: number, _keyGroup: number): WrittenChunk | undefined {
-    return undefined;
-  }
+  protected abstract sectionsOf(g: number, dirty: D | undefined): ChunkSection[];
 
   /** Called after group `g`'s sections were read, before they are encoded; `work`: entries in them. */
   protected groupRead(_g: number, _work: number): void {}
@@ -151,42 +139,30 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
    */
   protected async *encodeGroups(
     tally: EncodeTally,
-    groups: GroupsToEncode,
+    groups: GroupsToEncode<D>,
     yieldEvery: number,
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     const src = this.source;
     let sinceYield = 0;
     for (const [g, dirty] of groups) {
-      const keyGroup = src.range.start + g;
-      const written = dirty === undefined ? this.writeFullChunk(g, keyGroup) : undefined;
+      const sections = this.sectionsOf(g, dirty);
       let work = 0;
-      let chunk: KeyGroupChunk | undefined;
-      if (written !== undefined) {
-        work = written.entries;
-        tally.entries += work;
-        this.groupRead(g, work);
-        if (written.bytes !== undefined) chunk = { keyGroup, bytes: written.bytes };
-      } else {
-        const sections = this.sectionsOf(g, dirty);
-        for (const s of sections) {
-          tally.entries += s[2].length / 3;
-          tally.tombstones += s[3].length;
-          work += s[2].length / 3 + s[3].length;
-        }
-        this.groupRead(g, work);
-        if (sections.length > 0) {
-          chunk = encodeKeyGroupChunk(
-            this.#packr,
-            keyGroup,
-            tally.kind,
-            this.checkpointId,
-            tally.kind === 'delta' ? this.baseCheckpointId : undefined,
-            sections,
-            src.operatorName,
-          );
-        }
+      for (const s of sections) {
+        tally.entries += s[2].length / 3;
+        tally.tombstones += s[3].length;
+        work += s[2].length / 3 + s[3].length;
       }
-      if (chunk !== undefined) {
+      this.groupRead(g, work);
+      if (sections.length > 0) {
+        const chunk = encodeKeyGroupChunk(
+          this.#packr,
+          src.range.start + g,
+          tally.kind,
+          this.checkpointId,
+          tally.kind === 'delta' ? this.baseCheckpointId : undefined,
+          sections,
+          src.operatorName,
+        );
         tally.keyGroups.push(chunk.keyGroup);
         tally.bytes += chunk.bytes.length;
         yield chunk;

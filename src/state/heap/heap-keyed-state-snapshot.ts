@@ -23,13 +23,11 @@ import { StateAccessError } from '../../errors.js';
 import {
   AbstractKeyedStateSnapshot,
   type EncodeTally,
-  type WrittenChunk,
   wireExpiry,
 } from '../abstract-keyed-state-snapshot.js';
-import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
-import type { SnapshotStrategy } from '../incremental-chain.js';
+import { type DirtyEntryList, type DirtyEpoch, mergeDirtyEntries } from '../dirty-epochs.js';
+import type { DeltaWork, SnapshotStrategy } from '../incremental-chain.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
-import { KeyGroupChunkWriter } from '../key-group-chunk-writer.js';
 import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateEntry } from '../state-entry.js';
 import type { StateTable } from '../state-table.js';
@@ -38,21 +36,25 @@ import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
 /** Entries encoded between two yields to the event loop (a key group is never split). */
 export const YIELD_EVERY = 4096;
 
-export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implements CopyOnWriteSnapshot {
+/** A group's changed entries in a delta: table → its lists, one per pending epoch. */
+type DirtyLists = Map<StateTable, DirtyEntryList[]>;
+
+export class HeapKeyedStateSnapshot
+  extends AbstractKeyedStateSnapshot<DirtyLists>
+  implements CopyOnWriteSnapshot
+{
   /** The epoch this snapshot captures (internal to copy-on-write). */
   readonly version: number;
 
   readonly #core: HeapStateCore;
   readonly #epochs: readonly DirtyEpoch[];
-  /** Group index → table → internal key → value at the barrier. Dropped on release. */
-  #preimages: Map<number, Map<StateTable, Map<unknown, StateEntry>>> | undefined = new Map();
+  /** Group index → table → live entry → its value at the barrier. Dropped on release. */
+  #preimages: Map<number, Map<StateTable, Map<StateEntry, StateEntry>>> | undefined = new Map();
   /**
    * Set by a releasing serialization: 1 for the group indexes it no longer needs (encoded, or
    * not part of its delta). Copy-on-write skips them.
    */
   #doneGroups: Uint8Array | undefined;
-  /** Writes full chunks of the common entry shapes; created at the first full encoding. */
-  #writer: KeyGroupChunkWriter | undefined;
 
   /** @internal Created by `HeapKeyedStateBackend.snapshot`. */
   constructor(
@@ -61,9 +63,14 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     strategy: SnapshotStrategy,
     checkpointId: number,
     timestamp: number,
-    begun: { version: number; baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] },
+    begun: {
+      version: number;
+      baseCheckpointId: number | undefined;
+      epochs: readonly DirtyEpoch[];
+      work?: DeltaWork;
+    },
   ) {
-    super(core, packr, strategy, checkpointId, timestamp, begun.baseCheckpointId);
+    super(core, packr, strategy, checkpointId, timestamp, begun.baseCheckpointId, begun.work);
     this.#core = core;
     this.version = begun.version;
     this.#epochs = begun.epochs;
@@ -79,14 +86,14 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
   }
 
   /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
-  addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void {
+  addPreimage(groupIndex: number, table: StateTable, entry: StateEntry, preimage: StateEntry): void {
     const pre = this.#preimages;
     if (pre === undefined) return;
     let byTable = pre.get(groupIndex);
     if (byTable === undefined) pre.set(groupIndex, (byTable = new Map()));
     let byKey = byTable.get(table);
     if (byKey === undefined) byTable.set(table, (byKey = new Map()));
-    byKey.set(internalKey, preimage);
+    byKey.set(entry, preimage);
   }
 
   /** Encodes the snapshot into per-key-group chunks plus metadata. */
@@ -130,7 +137,7 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
         `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
       );
     }
-    const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
+    const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEntries(this.#epochs);
     if (release) {
       // A delta reads only its dirty groups: the others need no preimage from now on.
       const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
@@ -144,7 +151,7 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     }
   }
 
-  protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
+  protected sectionsOf(g: number, dirty: DirtyLists | undefined): ChunkSection[] {
     this.#checkLive();
     return dirty === undefined ? this.#fullSections(g) : this.#deltaSections(g, dirty);
   }
@@ -157,49 +164,6 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
       this.#preimages!.delete(g);
     }
     this.#core.counters.entriesSerialized += work;
-  }
-
-  /**
-   * Group `g`'s full chunk written while walking its entries (what {@link #fullSections} reads,
-   * skipping and removing the same expired entries), or undefined, after a partial walk, at the
-   * first entry whose key or value is not a common shape (`key-group-chunk-writer.ts`), or
-   * without a walk when a map state exists (its wire form is not its value): then the general
-   * path encodes the group. Removing an expired entry twice cannot happen (the first walk took it
-   * out of the table, and its preimage is expired too).
-   */
-  protected override writeFullChunk(g: number, keyGroup: number): WrittenChunk | undefined {
-    this.#checkLive();
-    const tables = this.#core.tables;
-    for (const table of tables.values()) if (table.kind === 'map') return undefined;
-    const w = (this.#writer ??= new KeyGroupChunkWriter());
-    const version = this.version;
-    const ts = this.timestamp;
-    const preByTable = this.#preimages!.get(g);
-    let entries = 0;
-    w.begin();
-    for (const table of tables.values()) {
-      w.beginSection(table.name, table.kind);
-      const live = table.groups[g];
-      if (live !== undefined) {
-        for (const [ik, e] of live) {
-          if (e.version > version) continue; // touched after the barrier: preimage or absent
-          if (e.expiresAt <= ts) {
-            this.#core.removeAt(table, g, ik, e);
-            continue;
-          }
-          if (!w.entry(e.key, e.value, wireExpiry(e.expiresAt))) return undefined;
-        }
-      }
-      const pre = preByTable?.get(table);
-      if (pre !== undefined) {
-        for (const p of pre.values()) {
-          if (p.expiresAt > ts && !w.entry(p.key, p.value, wireExpiry(p.expiresAt))) return undefined;
-        }
-      }
-      entries += w.sectionEntries;
-      w.endSection();
-    }
-    return { bytes: w.finish(keyGroup, this.checkpointId), entries };
   }
 
   /**
@@ -238,22 +202,47 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     return sections;
   }
 
-  /** The barrier-time view of the dirty keys of group `g`: an upsert or a tombstone each. */
-  #deltaSections(g: number, dirty: Map<StateTable, Map<unknown, unknown>>): ChunkSection[] {
+  /**
+   * The barrier-time view of the changed entries of group `g`: an upsert or a tombstone each.
+   * No lookup by key: each listed entry is its own view (untouched since the barrier), or its
+   * preimage (touched since), and a removed one (`REMOVED`) or one expired at the barrier is a
+   * tombstone. An entry listed in several pending epochs is written once, from the list of the
+   * last epoch ≤ this snapshot's in which it was touched (the entry's `version`, or its
+   * preimage's). Several entries of one key (removed, then inserted again) can give a tombstone
+   * and an upsert of that key: restore applies a section's tombstones before its upserts, and at
+   * most one of them was live at the barrier, so the key ends as it was at the barrier.
+   */
+  #deltaSections(g: number, dirty: DirtyLists): ChunkSection[] {
     const sections: ChunkSection[] = [];
+    const version = this.version;
+    const ts = this.timestamp;
     const preByTable = this.#preimages!.get(g);
-    for (const [table, keys] of dirty) {
+    for (const [table, lists] of dirty) {
       const upserts: unknown[] = [];
       const tombstones: unknown[] = [];
-      const live = table.groups[g];
       const pre = preByTable?.get(table);
-      for (const [ik, userKey] of keys) {
-        const e = live?.get(ik);
-        const view = e !== undefined && e.version <= this.version ? e : pre?.get(ik);
-        if (view !== undefined && view.expiresAt > this.timestamp) {
-          upserts.push(view.key, table.toWire(view.value), wireExpiry(view.expiresAt));
-        } else {
-          tombstones.push(userKey);
+      for (const { version: listVersion, entries } of lists) {
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i];
+          let view: StateEntry;
+          if (e.version <= version) {
+            if (e.version !== listVersion) continue; // written from its newest list
+            view = e;
+          } else {
+            // Touched after the barrier: it was live at the barrier (a removed entry is never
+            // touched again), so its first touch since gave this live snapshot a preimage.
+            const p = pre?.get(e);
+            if (p === undefined) {
+              throw new StateAccessError(
+                `snapshot of checkpoint ${this.checkpointId}: no preimage for a changed entry of state '${table.name}' (internal error)`,
+              );
+            }
+            if (p.version !== listVersion) continue;
+            view = p;
+          }
+          if (view.expiresAt > ts)
+            upserts.push(view.key, table.toWire(view.value), wireExpiry(view.expiresAt));
+          else tombstones.push(e.key);
         }
       }
       sections.push([table.name, table.kind, upserts, tombstones]);
