@@ -152,7 +152,7 @@ describe('heap change tracking for incremental snapshots', () => {
     );
   });
 
-  it('writes a full snapshot instead of a delta when most live entries changed', async () => {
+  it('writes a full snapshot instead of a delta when more than 3/4 of the live entries changed', async () => {
     const b = new HeapKeyedStateBackend({ maxParallelism: MAX_P, keyGroupRange: RANGE, incremental: true });
     const n = b.value<number>('n');
     const touch = (from: number, to: number, v: number) => {
@@ -183,9 +183,11 @@ describe('heap change tracking for incremental snapshots', () => {
     touch(0, 4_000, 2); // 40 % of the live entries changed
     expect(await checkpoint(2)).toBe('delta');
     touch(0, 6_000, 3); // 60 %
-    expect(await checkpoint(3)).toBe('full');
+    expect(await checkpoint(3)).toBe('delta');
+    touch(0, 8_000, 3); // 80 %
+    expect(await checkpoint(4)).toBe('full');
     touch(9_000, 10_000, 4); // 10 %, over the new full base
-    expect(await checkpoint(4)).toBe('delta');
+    expect(await checkpoint(5)).toBe('delta');
     await b.close();
   });
 
