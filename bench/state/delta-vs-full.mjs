@@ -15,7 +15,8 @@
  */
 
 const roots = process.argv.slice(2);
-if (roots.length === 0) throw new Error('usage: node --expose-gc bench/state/delta-vs-full.mjs ROOT [ROOT ...]');
+if (roots.length === 0)
+  throw new Error('usage: node --expose-gc bench/state/delta-vs-full.mjs ROOT [ROOT ...]');
 if (typeof gc !== 'function') throw new Error('run with --expose-gc');
 const KEYS = Number(process.env.KEYS ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
