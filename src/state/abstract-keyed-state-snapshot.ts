@@ -7,7 +7,7 @@
  */
 
 import type { Packr } from 'msgpackr';
-import type { ChainDecision, SnapshotStrategy } from './incremental-chain.js';
+import type { ChainDecision, DeltaWork, SnapshotStrategy } from './incremental-chain.js';
 import {
   type ChunkKind,
   type ChunkSection,
@@ -43,10 +43,16 @@ export interface EncodeTally {
   readonly keyGroups: number[];
 }
 
-/** Group index → the dirty keys of each table (internal key → user key); undefined: every key. */
-export type GroupsToEncode = Iterable<[number, Map<StateTable, Map<unknown, unknown>> | undefined]>;
+/**
+ * Group index → what a delta encodes of it (`D`: the backend's form of the group's dirty keys,
+ * see `dirty-epochs.ts`); undefined: every key (full).
+ */
+export type GroupsToEncode<D> = Iterable<[number, D | undefined]>;
 
-export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
+/** lmdb's dirty keys of a group: table → internal key → user key. */
+export type DirtyKeys = Map<StateTable, Map<unknown, unknown>>;
+
+export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements KeyedStateSnapshot {
   readonly checkpointId: number;
   /** Backend clock at the barrier. */
   readonly timestamp: number;
@@ -65,6 +71,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     checkpointId: number,
     timestamp: number,
     baseCheckpointId: number | undefined,
+    work?: DeltaWork,
   ) {
     this.source = source;
     this.#packr = packr;
@@ -72,7 +79,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
     this.checkpointId = checkpointId;
     this.timestamp = timestamp;
     this.baseCheckpointId = baseCheckpointId;
-    this.#decision = strategy.decide(baseCheckpointId);
+    this.#decision = strategy.decide(baseCheckpointId, work);
   }
 
   get mode(): SnapshotMode {
@@ -120,10 +127,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
    * The barrier-time sections of group index `g`: every unexpired entry by state (`dirty`
    * undefined), or an upsert or a tombstone per dirty key. Throws once released.
    */
-  protected abstract sectionsOf(
-    g: number,
-    dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
-  ): ChunkSection[];
+  protected abstract sectionsOf(g: number, dirty: D | undefined): ChunkSection[];
 
   /** Called after group `g`'s sections were read, before they are encoded; `work`: entries in them. */
   protected groupRead(_g: number, _work: number): void {}
@@ -135,7 +139,7 @@ export abstract class AbstractKeyedStateSnapshot implements KeyedStateSnapshot {
    */
   protected async *encodeGroups(
     tally: EncodeTally,
-    groups: GroupsToEncode,
+    groups: GroupsToEncode<D>,
     yieldEvery: number,
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     const src = this.source;

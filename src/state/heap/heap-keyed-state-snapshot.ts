@@ -25,8 +25,8 @@ import {
   type EncodeTally,
   wireExpiry,
 } from '../abstract-keyed-state-snapshot.js';
-import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
-import type { SnapshotStrategy } from '../incremental-chain.js';
+import { type DirtyEntryList, type DirtyEpoch, mergeDirtyEntries } from '../dirty-epochs.js';
+import type { DeltaWork, SnapshotStrategy } from '../incremental-chain.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
 import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateEntry } from '../state-entry.js';
@@ -36,14 +36,20 @@ import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
 /** Entries encoded between two yields to the event loop (a key group is never split). */
 export const YIELD_EVERY = 4096;
 
-export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implements CopyOnWriteSnapshot {
+/** A group's changed entries in a delta: table → its lists, one per pending epoch. */
+type DirtyLists = Map<StateTable, DirtyEntryList[]>;
+
+export class HeapKeyedStateSnapshot
+  extends AbstractKeyedStateSnapshot<DirtyLists>
+  implements CopyOnWriteSnapshot
+{
   /** The epoch this snapshot captures (internal to copy-on-write). */
   readonly version: number;
 
   readonly #core: HeapStateCore;
   readonly #epochs: readonly DirtyEpoch[];
-  /** Group index → table → internal key → value at the barrier. Dropped on release. */
-  #preimages: Map<number, Map<StateTable, Map<unknown, StateEntry>>> | undefined = new Map();
+  /** Group index → table → live entry → its value at the barrier. Dropped on release. */
+  #preimages: Map<number, Map<StateTable, Map<StateEntry, StateEntry>>> | undefined = new Map();
   /**
    * Set by a releasing serialization: 1 for the group indexes it no longer needs (encoded, or
    * not part of its delta). Copy-on-write skips them.
@@ -57,9 +63,14 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     strategy: SnapshotStrategy,
     checkpointId: number,
     timestamp: number,
-    begun: { version: number; baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] },
+    begun: {
+      version: number;
+      baseCheckpointId: number | undefined;
+      epochs: readonly DirtyEpoch[];
+      work?: DeltaWork;
+    },
   ) {
-    super(core, packr, strategy, checkpointId, timestamp, begun.baseCheckpointId);
+    super(core, packr, strategy, checkpointId, timestamp, begun.baseCheckpointId, begun.work);
     this.#core = core;
     this.version = begun.version;
     this.#epochs = begun.epochs;
@@ -75,14 +86,14 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
   }
 
   /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
-  addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void {
+  addPreimage(groupIndex: number, table: StateTable, entry: StateEntry, preimage: StateEntry): void {
     const pre = this.#preimages;
     if (pre === undefined) return;
     let byTable = pre.get(groupIndex);
     if (byTable === undefined) pre.set(groupIndex, (byTable = new Map()));
     let byKey = byTable.get(table);
     if (byKey === undefined) byTable.set(table, (byKey = new Map()));
-    byKey.set(internalKey, preimage);
+    byKey.set(entry, preimage);
   }
 
   /** Encodes the snapshot into per-key-group chunks plus metadata. */
@@ -126,7 +137,7 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
         `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
       );
     }
-    const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
+    const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEntries(this.#epochs);
     if (release) {
       // A delta reads only its dirty groups: the others need no preimage from now on.
       const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
@@ -140,7 +151,7 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     }
   }
 
-  protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
+  protected sectionsOf(g: number, dirty: DirtyLists | undefined): ChunkSection[] {
     this.#checkLive();
     return dirty === undefined ? this.#fullSections(g) : this.#deltaSections(g, dirty);
   }
@@ -191,22 +202,47 @@ export class HeapKeyedStateSnapshot extends AbstractKeyedStateSnapshot implement
     return sections;
   }
 
-  /** The barrier-time view of the dirty keys of group `g`: an upsert or a tombstone each. */
-  #deltaSections(g: number, dirty: Map<StateTable, Map<unknown, unknown>>): ChunkSection[] {
+  /**
+   * The barrier-time view of the changed entries of group `g`: an upsert or a tombstone each.
+   * No lookup by key: each listed entry is its own view (untouched since the barrier), or its
+   * preimage (touched since), and a removed one (`REMOVED`) or one expired at the barrier is a
+   * tombstone. An entry listed in several pending epochs is written once, from the list of the
+   * last epoch ≤ this snapshot's in which it was touched (the entry's `version`, or its
+   * preimage's). Several entries of one key (removed, then inserted again) can give a tombstone
+   * and an upsert of that key: restore applies a section's tombstones before its upserts, and at
+   * most one of them was live at the barrier, so the key ends as it was at the barrier.
+   */
+  #deltaSections(g: number, dirty: DirtyLists): ChunkSection[] {
     const sections: ChunkSection[] = [];
+    const version = this.version;
+    const ts = this.timestamp;
     const preByTable = this.#preimages!.get(g);
-    for (const [table, keys] of dirty) {
+    for (const [table, lists] of dirty) {
       const upserts: unknown[] = [];
       const tombstones: unknown[] = [];
-      const live = table.groups[g];
       const pre = preByTable?.get(table);
-      for (const [ik, userKey] of keys) {
-        const e = live?.get(ik);
-        const view = e !== undefined && e.version <= this.version ? e : pre?.get(ik);
-        if (view !== undefined && view.expiresAt > this.timestamp) {
-          upserts.push(view.key, table.toWire(view.value), wireExpiry(view.expiresAt));
-        } else {
-          tombstones.push(userKey);
+      for (const { version: listVersion, entries } of lists) {
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i];
+          let view: StateEntry;
+          if (e.version <= version) {
+            if (e.version !== listVersion) continue; // written from its newest list
+            view = e;
+          } else {
+            // Touched after the barrier: it was live at the barrier (a removed entry is never
+            // touched again), so its first touch since gave this live snapshot a preimage.
+            const p = pre?.get(e);
+            if (p === undefined) {
+              throw new StateAccessError(
+                `snapshot of checkpoint ${this.checkpointId}: no preimage for a changed entry of state '${table.name}' (internal error)`,
+              );
+            }
+            if (p.version !== listVersion) continue;
+            view = p;
+          }
+          if (view.expiresAt > ts)
+            upserts.push(view.key, table.toWire(view.value), wireExpiry(view.expiresAt));
+          else tombstones.push(e.key);
         }
       }
       sections.push([table.name, table.kind, upserts, tombstones]);
