@@ -7,7 +7,11 @@
 //     → keyBy(key) → running sum in keyed ValueState (emit { key, sum }) → digest sink
 //
 // args: n (records, default 2 000 000), keys (distinct keys, default 10 000), workload ('cheap',
-// default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1), rate
+// default, or 'cpu-heavy': the map builds a JSON line, parses it and keys it by a SHA-1; or one of
+// the diagnostic workloads that take cpu-heavy apart for the keyed task: 'hexkeys', the cheap map
+// with cpu-heavy's keys (12 hex characters, the same records as cpu-heavy); 'spin', the cheap
+// records behind a source slowed by ~2-3 µs of arithmetic per record, so the keyed task parks
+// between bursts as behind cpu-heavy; 'hexspin', both), rate
 // (records per second over all source subtasks, default unlimited: bench/pipeline/idle-cpu.mjs),
 // heapSample ('1': each sink subtask samples its thread's V8 used heap every 65 536 records and
 // reports the peak as `heapPeak`, bytes; the keyed state lives in the same thread, since the
@@ -80,21 +84,54 @@ function cpuHeavyRecord(i, keys) {
   return { key: createHash('sha1').update(event.user).digest('hex').slice(0, 12), value: event.value };
 }
 
+/** cpu-heavy's key of user `u${j}`. */
+function hexKeyOf(j) {
+  return createHash('sha1').update(`u${j}`).digest('hex').slice(0, 12);
+}
+
+/** ~2-3 µs of arithmetic that allocates nothing (the 'spin' workloads' source-side cost). */
+function spin(i) {
+  let h = i | 0;
+  for (let k = 0; k < 2000; k++) h = Math.imul(h ^ k, 0x01000193);
+  return h;
+}
+
+/** The map of each workload; the diagnostic ones build their key table once per source subtask. */
+function mapOf(workload, keys) {
+  const hex = (table) => table ?? Array.from({ length: keys }, (_, j) => hexKeyOf(j));
+  let table = null;
+  switch (workload) {
+    case 'cheap':
+      return (i) => ({ key: `k${i % keys}`, value: i * 2 });
+    case 'cpu-heavy':
+      return (i) => cpuHeavyRecord(i, keys);
+    case 'hexkeys':
+      return (i) => {
+        table = hex(table);
+        return { key: table[i % keys], value: i * 2 };
+      };
+    case 'spin':
+      return (i) => ({ key: `k${i % keys}`, value: i * 2 + (spin(i) & 0) });
+    case 'hexspin':
+      return (i) => {
+        table = hex(table);
+        return { key: table[i % keys], value: i * 2 + (spin(i) & 0) };
+      };
+    default:
+      throw new RangeError(`unknown workload '${workload}'`);
+  }
+}
+
 export default defineJob((env, args) => {
   const n = Number(args.n ?? 2_000_000);
   const keys = Number(args.keys ?? 10_000);
   const workload = args.workload ?? 'cheap';
   const ratePerSec = args.rate === undefined ? undefined : Number(args.rate);
   const heapSample = args.heapSample === '1';
-  if (workload !== 'cheap' && workload !== 'cpu-heavy')
-    throw new RangeError(`unknown workload '${workload}'`);
+  const map = mapOf(workload, keys);
   env
     .fromSource(sources.sequence({ from: 0, to: n, ...(ratePerSec ? { ratePerSec } : {}) }), 'sequence')
-    .map(
-      workload === 'cpu-heavy'
-        ? (i) => cpuHeavyRecord(i, keys)
-        : (i) => ({ key: `k${i % keys}`, value: i * 2 }),
-    )
+    .map(map)
     .name('map')
     .filter((r) => r.value % 3 !== 0)
     .name('filter')

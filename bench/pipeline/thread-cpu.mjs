@@ -6,7 +6,7 @@
 // baseline.
 //
 //   npm run build
-//   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy] [--keys K] [--wake-delay MS]
+//   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy|hexkeys|spin|hexspin] [--keys K] [--wake-delay MS] [--batch RECORDS]
 //     [--keys 10000]
 //
 // Plain JavaScript on purpose: run without tsx, the job's worker threads load dist/ as users do
@@ -34,6 +34,8 @@ const { values } = parseArgs({
     keys: { type: 'string', default: '10000' },
     // channels.wakeDelayMs (0: ring a parked consumer after every full batch); omitted: the default.
     'wake-delay': { type: 'string' },
+    // channels.batchRecords (records per channel batch); omitted: the default (256).
+    batch: { type: 'string' },
   },
 });
 const parallelism = Number(values.p);
@@ -50,9 +52,10 @@ try {
   const client = await startJob(new URL('../jobs/keyed-sum-job.mjs', import.meta.url), {
     parallelism,
     args: { n: String(n), keys: values.keys, workload: values.workload },
-    ...(values['wake-delay'] !== undefined
-      ? { channels: { wakeDelayMs: Number(values['wake-delay']) } }
-      : {}),
+    channels: {
+      ...(values['wake-delay'] !== undefined ? { wakeDelayMs: Number(values['wake-delay']) } : {}),
+      ...(values.batch !== undefined ? { batchRecords: Number(values.batch) } : {}),
+    },
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
   const result = await client.done;
@@ -61,7 +64,7 @@ try {
   const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
   const endAt = Math.max(...reports.map((r) => r.endAt));
   console.log(
-    `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
+    `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''}${values.batch !== undefined ? ` batch=${values.batch}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
       `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}, ` +
       `records per sink subtask ${reports.map((r) => r.digest.emitted).join(' + ')}`,
   );

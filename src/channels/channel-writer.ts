@@ -48,8 +48,11 @@ export interface ChannelWriterOptions {
   /**
    * Wake-up batching, ms; 0 (default) rings the consumer's doorbell after every publish. When > 0
    * and the consumer is parked, a batch published because it was full leaves the doorbell unrung
-   * until the first such batch has waited this long (checked at each full batch and every 8th
-   * record written meanwhile: no timer) or the ring is a quarter full (of its in-flight limit).
+   * until the first such batch the consumer has not read has waited this long (checked at each
+   * full batch and every 8th record written meanwhile: no timer) or the ring is a quarter full (of
+   * its in-flight limit). A consumer woken by another producer of its gate that read this
+   * writer's unrung batches restarts that wait: one wake-up per delay per consumer, not per
+   * producer.
    * Everything else rings at once: `flush` (the task's input went idle), control frames,
    * {@link ChannelWriter.ringDeferred} (the task is about to wait), a wait for capacity, close.
    * So a busy producer slower than its consumer wakes it once per many batches, which it then
@@ -215,9 +218,10 @@ export class ChannelWriter {
     this.stats.records++;
     if (batch.length >= this.batchRecords || batch.length * this.#avgRecordBytes >= this.batchBytes) {
       this.#throwIfClosed();
+      const from = this.ring.writerIndex;
       this.#sealBatch();
       this.#drain();
-      this.#ringOrDefer();
+      this.#ringOrDefer(from);
     } else if (this.#deferredSince >= 0 && (batch.length & 7) === 0) this.#ringIfOverdue();
   }
 
@@ -490,7 +494,15 @@ export class ChannelWriter {
    * 8th record while something waits (a clock read per 8 records); free otherwise.
    */
   #ringIfOverdue(): void {
-    if (this.#now() - this.#deferredSince >= this.wakeDelayMs) this.#ringIfPublished();
+    if (this.#now() - this.#deferredSince < this.wakeDelayMs) return;
+    if (this.ring.consumedUpTo(this.ring.writerIndex)) {
+      // Everything left unrung was read (another producer of the consumer's gate woke it): there
+      // is nothing to wake it for.
+      this.#unrung = false;
+      this.#deferredSince = -1;
+      return;
+    }
+    this.#ringIfPublished();
   }
 
   /**
@@ -499,13 +511,18 @@ export class ChannelWriter {
    * consumer that wakes for any reason reads them, and a consumer that loads the doorbell sequence
    * before checking its rings sees them), and every path on which this producer stops publishing
    * (flush when idle, control frames, ringDeferred before a wait, waits for capacity, close)
-   * rings. Cost while deferring: three atomic loads and a clock read per batch.
+   * rings. Cost while deferring: four atomic loads and a clock read per batch. `from`: the
+   * ring's write index before this batch was published.
    */
-  #ringOrDefer(): void {
+  #ringOrDefer(from: number): void {
     if (!this.#unrung) return;
     if (this.wakeDelayMs > 0 && this.doorbell.consumerParked) {
       const now = this.#now();
-      if (this.#deferredSince < 0) this.#deferredSince = now;
+      // The clock times the oldest unrung frame the consumer has not read. When it has read
+      // everything published before this batch (another producer of its gate woke it, the
+      // norm at parallelism > 1), the clock restarts with this batch: without that, each of a
+      // consumer's producers wakes it once per delay on its own clock.
+      if (this.#deferredSince < 0 || this.ring.consumedUpTo(from)) this.#deferredSince = now;
       if (
         now - this.#deferredSince < this.wakeDelayMs &&
         this.ring.usedBytes < this.ring.inFlightLimit >>> 2

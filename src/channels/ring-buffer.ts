@@ -422,6 +422,19 @@ export class RingBuffer {
     Atomics.store(this.#header, RING_PRIORITY_STATE, PRIORITY_FREE);
   }
 
+  /** Writer only: the write index (free-running byte counter) after the last published frame. */
+  get writerIndex(): number {
+    return this.#writeIndex;
+  }
+
+  /**
+   * Writer only: whether the reader has released everything published before `index` (a
+   * {@link writerIndex} taken earlier). One atomic load; stale, so it can only answer false late.
+   */
+  consumedUpTo(index: number): boolean {
+    return ((Atomics.load(this.#header, RING_READ_INDEX) - index) | 0) >= 0;
+  }
+
   /** Reader only: the read index (free-running byte counter). */
   get readIndex(): number {
     return this.#readIndex;

@@ -3,12 +3,29 @@
  * snapshot epoch touched, kept until a later checkpoint is confirmed, so that a delta covers
  * every change since its base (the newest confirmed checkpoint).
  *
- * A table collects the keys first touched in the current epoch in `table.dirty` (group index →
- * internal key → user key, see {@link markDirty}); closing the epoch at a snapshot moves those
- * maps, O(1) per table, into a pending {@link DirtyEpoch}.
+ * Two forms, one per backend:
+ * - heap ({@link markDirtyEntry}): the entry objects first touched in the current epoch, one
+ *   array per key group (`table.dirtyEntries`). The core's version check makes the push happen
+ *   once per entry per epoch, so the record path pays an array push, not a `Map.set`, and memory
+ *   is one pointer per changed entry. A removed entry stays in its list, marked removed
+ *   (`expiresAt = -Infinity`, see `heap-state-core.ts`): it is its own tombstone. An entry
+ *   touched in several pending epochs is in several lists; the delta writes it once (see
+ *   `heap-keyed-state-snapshot.ts`, `#deltaSections`).
+ * - lmdb ({@link markDirty}): group index → internal key → user key (`table.dirty`): its
+ *   cached entries are evicted, so the delta re-reads each key from the snapshot's view.
+ * Closing the epoch at a snapshot moves a table's lists, O(1) per table (plus O(groups) for a
+ * fresh heap array), into a pending {@link DirtyEpoch}.
  */
 
+import type { StateEntry } from './state-entry.js';
 import type { StateTable } from './state-table.js';
+
+/** One epoch's changed entries of one table and group (heap), with the epoch's number. */
+export interface DirtyEntryList {
+  /** The epoch these entries were first touched in. */
+  readonly version: number;
+  readonly entries: readonly StateEntry[];
+}
 
 /** Keys touched in one epoch, kept for incremental snapshots until a later checkpoint is confirmed. */
 export interface DirtyEpoch {
@@ -16,8 +33,12 @@ export interface DirtyEpoch {
   readonly checkpointId: number;
   /** The epoch number (= that snapshot's version). */
   readonly version: number;
-  /** Table → group index → internal key → user key. */
+  /** lmdb: table → group index → internal key → user key. */
   readonly dirty: ReadonlyMap<StateTable, Map<number, Map<unknown, unknown>>>;
+  /** heap: table → group index → entries first touched in this epoch. */
+  readonly entries: ReadonlyMap<StateTable, readonly (StateEntry[] | undefined)[]>;
+  /** heap: Σ of the `entries` lists' lengths (for the full-or-delta decision). */
+  readonly entryCount: number;
 }
 
 /** Records that the key (group `g`, `internalKey`) of `table` changed in the current epoch. */
@@ -25,6 +46,18 @@ export function markDirty(table: StateTable, g: number, internalKey: unknown, us
   let d = table.dirty.get(g);
   if (d === undefined) table.dirty.set(g, (d = new Map()));
   d.set(internalKey, userKey);
+}
+
+/**
+ * Heap: records that entry `e` of `table` (group index `g`) was first touched in the current
+ * epoch. The caller guarantees once per entry per epoch (`e.version !== epoch` before the touch,
+ * or a new entry). Cost: one array push.
+ */
+export function markDirtyEntry(table: StateTable, g: number, e: StateEntry): void {
+  const list = table.dirtyEntries[g];
+  if (list === undefined) table.dirtyEntries[g] = [e];
+  else list.push(e);
+  table.dirtyEntryCount++;
 }
 
 export class DirtyEpochs {
@@ -44,13 +77,21 @@ export class DirtyEpochs {
     tables: Iterable<StateTable>,
   ): { baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] } {
     const dirty = new Map<StateTable, Map<number, Map<unknown, unknown>>>();
+    const entries = new Map<StateTable, (StateEntry[] | undefined)[]>();
+    let entryCount = 0;
     for (const t of tables) {
       if (t.dirty.size > 0) {
         dirty.set(t, t.dirty);
         t.dirty = new Map();
       }
+      if (t.dirtyEntryCount > 0) {
+        entries.set(t, t.dirtyEntries);
+        entryCount += t.dirtyEntryCount;
+        t.dirtyEntries = new Array(t.groups.length);
+        t.dirtyEntryCount = 0;
+      }
     }
-    this.pending.push({ checkpointId, version, dirty });
+    this.pending.push({ checkpointId, version, dirty, entries, entryCount });
     return { baseCheckpointId: this.lastConfirmedCheckpointId, epochs: this.pending.slice() };
   }
 
@@ -67,13 +108,49 @@ export class DirtyEpochs {
 
   /** After a restore: nothing is dirty, and the restored checkpoint is the base of the next delta. */
   reset(tables: Iterable<StateTable>, baseCheckpointId: number | undefined): void {
-    for (const t of tables) t.dirty = new Map();
+    for (const t of tables) {
+      t.dirty = new Map();
+      t.dirtyEntries = new Array(t.groups.length);
+      t.dirtyEntryCount = 0;
+    }
     this.pending = [];
     this.lastConfirmedCheckpointId = baseCheckpointId;
   }
 }
 
-/** Group index → table → internal key → user key: the union of `epochs`, by ascending group. */
+/** Σ of the pending epochs' changed-entry counts (heap; an entry touched in k epochs counts k times). */
+export function dirtyEntryCount(epochs: readonly DirtyEpoch[]): number {
+  let n = 0;
+  for (const e of epochs) n += e.entryCount;
+  return n;
+}
+
+/**
+ * Heap: group index → table → the changed-entry lists of `epochs` (ascending epoch), by ascending
+ * group. Nothing is copied: O(epochs × tables × groups).
+ */
+export function mergeDirtyEntries(
+  epochs: readonly DirtyEpoch[],
+): [number, Map<StateTable, DirtyEntryList[]>][] {
+  const byGroup = new Map<number, Map<StateTable, DirtyEntryList[]>>();
+  for (const epoch of epochs) {
+    for (const [table, groups] of epoch.entries) {
+      for (let g = 0; g < groups.length; g++) {
+        const entries = groups[g];
+        if (entries === undefined) continue;
+        let byTable = byGroup.get(g);
+        if (byTable === undefined) byGroup.set(g, (byTable = new Map()));
+        const lists = byTable.get(table);
+        const list: DirtyEntryList = { version: epoch.version, entries };
+        if (lists === undefined) byTable.set(table, [list]);
+        else lists.push(list);
+      }
+    }
+  }
+  return [...byGroup].sort((a, b) => a[0] - b[0]);
+}
+
+/** lmdb: group index → table → internal key → user key: the union of `epochs`, by ascending group. */
 export function mergeDirtyEpochs(
   epochs: readonly DirtyEpoch[],
 ): [number, Map<StateTable, Map<unknown, unknown>>][] {

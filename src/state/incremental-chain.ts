@@ -14,6 +14,13 @@
  *   it every retry would be the same too-long delta over the same base.
  * - A chain holds at most `fullEvery` links (1 full + `fullEvery − 1` deltas), which bounds both
  *   restore work and the chunks a retained checkpoint keeps alive.
+ * - A delta only where it pays: when the backend reports how many changed entries a delta would
+ *   walk ({@link DeltaWork}) and they exceed `maxDeltaFraction` of the live entries, the snapshot
+ *   is full (which also restarts the chain). A delta entry costs more than a full one (it is
+ *   reached through a list of scattered objects, deduplicated across pending epochs, and keeps
+ *   the chain and its restore work growing), so past that fraction a full snapshot is cheaper
+ *   to write and to restore. The threshold ({@link DEFAULT_MAX_DELTA_FRACTION}) comes from
+ *   `bench/checkpoint` (bench/README.md).
  *
  * Pure bookkeeping (no I/O); one per keyed operator subtask, on the task thread. It is the
  * incremental {@link SnapshotStrategy} of a keyed state backend: the backend asks it at each
@@ -38,9 +45,20 @@ export type ChainDecision =
  * A backend's snapshot strategy: at the barrier it decides full or delta; it learns which chunks
  * a checkpoint persisted and which checkpoints completed, so the next delta knows its base chain.
  */
+/** What a delta would cost, as the backend sees it at the barrier. */
+export interface DeltaWork {
+  /** Changed entries the delta would walk (an entry changed in k pending epochs counts k times). */
+  readonly dirty: number;
+  /** Live entries (what a full snapshot would walk). */
+  readonly live: number;
+}
+
 export interface SnapshotStrategy {
-  /** `backendBase`: the confirmed checkpoint the backend's dirty-key tracking is relative to. */
-  decide(backendBase: number | undefined): ChainDecision;
+  /**
+   * `backendBase`: the confirmed checkpoint the backend's dirty-key tracking is relative to;
+   * `work`: the size of the delta against a full snapshot, when the backend knows it.
+   */
+  decide(backendBase: number | undefined, work?: DeltaWork): ChainDecision;
   persisted(checkpointId: number, decision: ChainDecision, own: readonly ChunkHandle[]): void;
   confirm(checkpointId: number): void;
   /** Restored state: the next snapshot is full. */
@@ -72,18 +90,38 @@ interface Link {
 
 export const DEFAULT_FULL_EVERY = 10;
 
+/**
+ * A delta is written only while its changed entries are at most this fraction of the live
+ * entries; above it the snapshot is full. `bench/state/delta-vs-full.mjs` at 1 M keys: a delta
+ * of a fraction f of the entries costs 0.28–0.41× a full encoding up to f = 0.5, 0.6–0.7× at
+ * 0.6–0.8, 0.84× (0.44–1.65× by round) at f = 1; above 3/4 the gain is small and noisy, and a
+ * full snapshot restarts the chain (bench/README.md, "Incremental tracking at 1 M keys").
+ */
+export const DEFAULT_MAX_DELTA_FRACTION = 0.75;
+
+/**
+ * Below this many live entries the fraction is not applied (a delta is written whenever the
+ * chain allows): either encoding then takes well under a millisecond, and a delta writes less.
+ */
+export const MIN_LIVE_FOR_DELTA_FRACTION = 4096;
+
 export class IncrementalChain implements SnapshotStrategy {
   readonly fullEvery: number;
+  readonly maxDeltaFraction: number;
   /** The confirmed base, or undefined (none yet, or just restored). */
   #base: ({ readonly checkpointId: number } & Link) | undefined;
   /** Snapshots persisted but not yet confirmed, by checkpoint id. */
   readonly #pending = new Map<number, Link>();
 
-  constructor(fullEvery: number = DEFAULT_FULL_EVERY) {
+  constructor(fullEvery: number = DEFAULT_FULL_EVERY, maxDeltaFraction: number = DEFAULT_MAX_DELTA_FRACTION) {
     if (!Number.isInteger(fullEvery) || fullEvery < 1) {
       throw new RangeError(`fullEvery must be an integer >= 1, got ${String(fullEvery)}`);
     }
+    if (!(maxDeltaFraction >= 0)) {
+      throw new RangeError(`maxDeltaFraction must be a number >= 0, got ${String(maxDeltaFraction)}`);
+    }
     this.fullEvery = fullEvery;
+    this.maxDeltaFraction = maxDeltaFraction;
   }
 
   /** The confirmed checkpoint the next delta would build on, if any. */
@@ -93,11 +131,19 @@ export class IncrementalChain implements SnapshotStrategy {
 
   /**
    * At the barrier: a delta when there is a confirmed base that the backend's snapshot is relative
-   * to (`backendBase`) and the chain has room; otherwise full.
+   * to (`backendBase`), the chain has room and the delta is small enough (`work`, see
+   * `maxDeltaFraction`); otherwise full.
    */
-  decide(backendBase: number | undefined): ChainDecision {
+  decide(backendBase: number | undefined, work?: DeltaWork): ChainDecision {
     const base = this.#base;
     if (base === undefined || backendBase !== base.checkpointId || base.deltas + 1 >= this.fullEvery) {
+      return FULL;
+    }
+    if (
+      work !== undefined &&
+      work.live >= MIN_LIVE_FOR_DELTA_FRACTION &&
+      work.dirty > this.maxDeltaFraction * work.live
+    ) {
       return FULL;
     }
     return {

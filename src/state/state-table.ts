@@ -28,11 +28,17 @@ export class StateTable {
    */
   readonly index = new Map<unknown, StateEntry>();
   /**
-   * Keys first touched in the current epoch (only when the backend tracks changes for
-   * incremental snapshots): group index → internal key → user key. Swapped out, O(1), by each
-   * snapshot.
+   * lmdb backend, incremental only: keys first touched in the current epoch, group index →
+   * internal key → user key. Swapped out, O(1), by each snapshot (`dirty-epochs.ts`).
    */
   dirty: Map<number, Map<unknown, unknown>> = new Map();
+  /**
+   * Heap backend, incremental only: the entries first touched in the current epoch, by group
+   * index (one push per entry per epoch, `markDirtyEntry`). Swapped out by each snapshot.
+   */
+  dirtyEntries: (StateEntry[] | undefined)[];
+  /** Σ of `dirtyEntries`' lengths. */
+  dirtyEntryCount = 0;
   /**
    * The current key's entry (undefined: none), valid while `cachedStamp` equals the owning core's
    * `keyStamp`: a record's second and later accesses to this state skip the `Map` lookup. The
@@ -46,6 +52,7 @@ export class StateTable {
     this.name = name;
     this.kind = kind;
     this.groups = new Array(groupCount);
+    this.dirtyEntries = new Array(groupCount);
   }
 
   /** Rebuilds `index` from `groups`. O(entries); after a bulk change of `groups` (restore). */

@@ -39,16 +39,24 @@
  * state and key switch (later accesses
  * hit the table's cached entry) and one comparison per access, plus, per key and epoch while
  * a snapshot is live, one preimage (a copy for in-place touches) and, with incremental
- * snapshots, one dirty-set insertion.
+ * snapshots, one push of the entry onto its group's dirty list (`markDirtyEntry`).
  */
 
 import { StateAccessError } from '../../errors.js';
-import { type DirtyEpoch, DirtyEpochs, markDirty } from '../dirty-epochs.js';
+import { type DirtyEpoch, DirtyEpochs, dirtyEntryCount, markDirtyEntry } from '../dirty-epochs.js';
+import type { DeltaWork } from '../incremental-chain.js';
 import { setCurrentKeyFields } from '../internal-key.js';
 import type { KeyGroupRange } from '../key-groups.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateEntry, StateKind } from '../state-entry.js';
 import { StateTable } from '../state-table.js';
+
+/**
+ * `expiresAt` of a removed entry: it is no longer in its table, but may still be in a dirty list
+ * (incremental), where it stands for its key's tombstone. Expired at every time, so any reader
+ * that meets it treats the key as absent.
+ */
+export const REMOVED = Number.NEGATIVE_INFINITY;
 
 /** What the core needs from a snapshot to hand it preimages. */
 export interface CopyOnWriteSnapshot {
@@ -59,8 +67,11 @@ export interface CopyOnWriteSnapshot {
    * it already, or does not visit it): no preimage is made for it then.
    */
   needsPreimage(groupIndex: number): boolean;
-  /** Called at most once per (group, table, internal key) for this snapshot. */
-  addPreimage(groupIndex: number, table: StateTable, internalKey: unknown, preimage: StateEntry): void;
+  /**
+   * Called at most once per (group, table, key) for this snapshot: `entry` is the live entry
+   * (the preimage's key in the snapshot), `preimage` its value at the barrier.
+   */
+  addPreimage(groupIndex: number, table: StateTable, entry: StateEntry, preimage: StateEntry): void;
 }
 
 /** Work counters, for tests and metrics. Monotonic. */
@@ -221,12 +232,12 @@ export class HeapStateCore implements KeyedStateCore {
 
   /** Call before user code may mutate `e.value` in place or receive it. Keeps `e.value`'s identity. */
   touchForMutation(table: StateTable, e: StateEntry): void {
-    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, this.internalKey, e, true);
+    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, e, true);
   }
 
   /** Call before replacing `e.value` entirely: the old value moves to live snapshots uncopied. */
   touchForOverwrite(table: StateTable, e: StateEntry): void {
-    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, this.internalKey, e, false);
+    if (e.version !== this.epoch) this.#firstTouch(table, this.groupIndex, e, false);
   }
 
   /** Expiry time for an entry written now. */
@@ -249,7 +260,7 @@ export class HeapStateCore implements KeyedStateCore {
     table.index.set(this.internalKey, e);
     table.cachedEntry = e;
     table.cachedStamp = this.keyStamp;
-    if (this.incremental) markDirty(table, g, this.internalKey, this.currentKey);
+    if (this.incremental) markDirtyEntry(table, g, e);
     return e;
   }
 
@@ -260,13 +271,15 @@ export class HeapStateCore implements KeyedStateCore {
 
   /** Removes entry `e` stored under (group, internal key); used for any key (TTL clean-up). */
   removeAt(table: StateTable, groupIndex: number, internalKey: unknown, e: StateEntry): void {
-    if (e.version !== this.epoch) this.#firstTouch(table, groupIndex, internalKey, e, false);
+    if (e.version !== this.epoch) this.#firstTouch(table, groupIndex, e, false);
     table.groups[groupIndex]?.delete(internalKey);
     table.index.delete(internalKey);
     if (table.cachedEntry === e) table.cachedEntry = undefined;
+    // The removed entry is its own tombstone in the dirty lists (incremental deltas).
+    e.expiresAt = REMOVED;
   }
 
-  #firstTouch(table: StateTable, g: number, internalKey: unknown, e: StateEntry, copy: boolean): void {
+  #firstTouch(table: StateTable, g: number, e: StateEntry, copy: boolean): void {
     if (e.version <= this.maxLiveVersion) {
       let preimage: StateEntry | undefined;
       // Newest first; snapshots older than the entry's last touch already hold their preimage.
@@ -284,10 +297,10 @@ export class HeapStateCore implements KeyedStateCore {
           this.counters.preimages++;
           if (copy) this.counters.valuesCopied++;
         }
-        s.addPreimage(g, table, internalKey, preimage);
+        s.addPreimage(g, table, e, preimage);
       }
     }
-    if (this.incremental) markDirty(table, g, internalKey, e.key);
+    if (this.incremental) markDirtyEntry(table, g, e);
     e.version = this.epoch;
   }
 
@@ -299,16 +312,19 @@ export class HeapStateCore implements KeyedStateCore {
     version: number;
     baseCheckpointId: number | undefined;
     epochs: readonly DirtyEpoch[];
+    work: DeltaWork | undefined;
   } {
     const version = this.epoch;
     this.epoch = version + 1;
     if (!this.incremental) {
       this.counters.snapshotSyncWork += 1;
-      return { version, baseCheckpointId: undefined, epochs: [] };
+      return { version, baseCheckpointId: undefined, epochs: [], work: undefined };
     }
     const closed = this.dirtyEpochs.close(checkpointId, version, this.tables.values());
-    this.counters.snapshotSyncWork += 1 + this.tables.size + closed.epochs.length;
-    return { version, ...closed };
+    let live = 0;
+    for (const t of this.tables.values()) live += t.index.size;
+    this.counters.snapshotSyncWork += 1 + 2 * this.tables.size + closed.epochs.length;
+    return { version, ...closed, work: { dirty: dirtyEntryCount(closed.epochs), live } };
   }
 
   /** Registers a snapshot for copy-on-write. Must be called right after `beginSnapshot`. */

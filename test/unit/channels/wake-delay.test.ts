@@ -122,6 +122,77 @@ describe('ChannelWriter wakeDelayMs', () => {
     expect(used).toBeLessThan(2048);
   });
 
+  /** Two producers into one parked consumer, one clock (a keyed task at parallelism 2). */
+  function twoProducers(wakeDelayMs: number, batchRecords = 4) {
+    const rings = [RingBuffer.allocate(1 << 16), RingBuffer.allocate(1 << 16)];
+    const bell = Doorbell.allocate();
+    let clock = 0;
+    const [a, b] = rings.map(
+      (r) => new ChannelWriter(r, bell, { batchRecords, wakeDelayMs, now: () => clock }),
+    );
+    const gate = new InputGate(rings, bell);
+    const words = new Int32Array(bell);
+    const received: number[][] = [[], []];
+    return {
+      a,
+      b,
+      park: () => Atomics.store(words, DOORBELL_SLEEPING, 1),
+      sequence: () => gate.doorbell.sequence(),
+      at: (ms: number) => {
+        clock = ms;
+      },
+      /** The consumer wakes (rung by either producer) and reads everything published. */
+      consume: () => {
+        for (const f of drain(gate))
+          if (f.frame.kind === 'records') received[f.channelIndex].push(...(f.frame.records as number[]));
+      },
+      received,
+    };
+  }
+
+  test('a consumer that read the unrung batches (woken by another producer) restarts the wait', () => {
+    const s = twoProducers(10);
+    s.park();
+    const start = s.sequence();
+    batch(s.a, 0); // t=0: A's wait starts
+    batch(s.b, 100); // t=0: B's wait starts
+    s.at(10);
+    batch(s.a, 4); // A's first unrung batch waited 10 ms: A rings
+    expect(s.sequence()).toBe(start + 1);
+    s.consume(); // the consumer reads A's and B's batches, then parks again
+    s.park();
+    s.at(15);
+    batch(s.b, 104); // B's t=0 batch was read: its wait restarts at 15 instead of ringing
+    expect(s.sequence()).toBe(start + 1);
+    expect(s.b.stats.deferredRings).toBe(2);
+    s.at(24);
+    batch(s.b, 108);
+    expect(s.sequence()).toBe(start + 1);
+    s.at(25); // the bound still holds for the unread batch of t=15
+    batch(s.b, 112);
+    expect(s.sequence()).toBe(start + 2);
+    s.consume();
+    expect(s.received[0]).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(s.received[1]).toEqual(Array.from({ length: 16 }, (_, i) => 100 + i));
+  });
+
+  test('a slow producer whose unrung batch was read does not ring for it at its next 8th record', () => {
+    const s = twoProducers(10, 16);
+    s.park();
+    const start = s.sequence();
+    for (let i = 0; i < 16; i++) s.b.write(i); // t=0: full, published, unrung
+    s.consume(); // woken by another producer: B's batch is read
+    s.park();
+    s.at(10);
+    for (let i = 16; i < 24; i++) s.b.write(i); // overdue, but nothing published is unread
+    expect(s.sequence()).toBe(start);
+    expect(s.b.bufferedRecords).toBe(8);
+    s.b.flush(); // the input went idle: the open batch goes out and rings at once
+    expect(s.sequence()).toBe(start + 1);
+    s.consume();
+    expect(s.received[1]).toEqual(Array.from({ length: 24 }, (_, i) => i));
+  });
+
   test('close rings', () => {
     const s = setup({ wakeDelayMs: 1000 });
     s.park();
