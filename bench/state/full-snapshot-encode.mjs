@@ -37,10 +37,8 @@ const opt = (name, dflt) => {
   return v;
 };
 
-if (argv[0] === '--child') {
-  const [, root, keysArg, shape, repsArg] = argv;
-  const keys = Number(keysArg);
-  const reps = Number(repsArg);
+/** A heap backend of `root`'s build holding `keys` keys of one value state (`number` or `object` values). */
+async function filledBackend(root, keys, shape) {
   const { HeapKeyedStateBackend } = await import(
     pathToFileURL(resolve(root, 'dist/state/heap/heap-keyed-state-backend.js')).href
   );
@@ -52,7 +50,14 @@ if (argv[0] === '--child') {
       shape === 'number' ? (k % 7 === 0 ? k : k * 1.5) : { sum: k * 1.5, count: k, tag: `t${k % 97}` },
     );
   }
-  const snap = b.snapshot(1);
+  return b;
+}
+
+if (argv[0] === '--child') {
+  const [, root, keysArg, shape, repsArg] = argv;
+  const keys = Number(keysArg);
+  const reps = Number(repsArg);
+  const snap = (await filledBackend(root, keys, shape)).snapshot(1);
   const out = [];
   const cpu = [];
   let bytes = 0;
@@ -84,18 +89,7 @@ if (argv[0] === '--child-together') {
   const reps = Number(repsArg);
   const snaps = [];
   for (const root of rootArgs) {
-    const { HeapKeyedStateBackend } = await import(
-      pathToFileURL(resolve(root, 'dist/state/heap/heap-keyed-state-backend.js')).href
-    );
-    const b = new HeapKeyedStateBackend({ maxParallelism: 128, keyGroupRange: { start: 0, end: 127 } });
-    const s = b.value('v');
-    for (let k = 0; k < keys; k++) {
-      b.setCurrentKey(`k${k}`);
-      s.update(
-        shape === 'number' ? (k % 7 === 0 ? k : k * 1.5) : { sum: k * 1.5, count: k, tag: `t${k % 97}` },
-      );
-    }
-    snaps.push(b.snapshot(1));
+    snaps.push((await filledBackend(root, keys, shape)).snapshot(1));
   }
   const out = snaps.map(() => ({ nsPerEntry: [], cpuNsPerEntry: [], bytes: 0 }));
   for (let r = 0; r < reps + 1; r++) {
