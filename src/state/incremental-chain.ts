@@ -41,10 +41,6 @@ export type ChainDecision =
       readonly deltas: number;
     };
 
-/**
- * A backend's snapshot strategy: at the barrier it decides full or delta; it learns which chunks
- * a checkpoint persisted and which checkpoints completed, so the next delta knows its base chain.
- */
 /** What a delta would cost, as the backend sees it at the barrier. */
 export interface DeltaWork {
   /** Changed entries the delta would walk (an entry changed in k pending epochs counts k times). */
@@ -53,6 +49,10 @@ export interface DeltaWork {
   readonly live: number;
 }
 
+/**
+ * A backend's snapshot strategy: at the barrier it decides full or delta; it learns which chunks
+ * a checkpoint persisted and which checkpoints completed, so the next delta knows its base chain.
+ */
 export interface SnapshotStrategy {
   /**
    * `backendBase`: the confirmed checkpoint the backend's dirty-key tracking is relative to;
