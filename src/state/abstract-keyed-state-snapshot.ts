@@ -92,20 +92,59 @@ export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements Keyed
 
   abstract get released(): boolean;
 
-  abstract encode(mode?: SnapshotMode, options?: EncodeOptions): Promise<SerializedKeyedState>;
-
   abstract release(): void;
 
-  async serialize(): Promise<readonly NamedChunk[]> {
+  /**
+   * The backend's chunk stream for `tally` (one chunk per non-empty key group, ascending): checks
+   * the view is live, picks the groups (every group, or the dirty ones of a delta), runs
+   * {@link encodeGroups}, and with `release` releases as it goes and when the stream ends
+   * (completed, failed or returned early).
+   */
+  protected abstract generate(
+    tally: EncodeTally,
+    release: boolean,
+  ): AsyncGenerator<KeyGroupChunk, void, undefined>;
+
+  /** Encodes the snapshot into per-key-group chunks plus metadata. */
+  async encode(mode: SnapshotMode = 'full', options: EncodeOptions = {}): Promise<SerializedKeyedState> {
+    const tally = this.newTally(mode);
+    const chunks: KeyGroupChunk[] = [];
+    for await (const c of this.generate(tally, options.release === true)) chunks.push(c);
+    return { metadata: this.metadata(tally), chunks };
+  }
+
+  /**
+   * Streams the chunks one key group at a time (ascending); for storage that writes as it goes.
+   * The metadata of a streamed encoding is available from `encode()` only.
+   */
+  chunks(
+    mode: SnapshotMode = 'full',
+    options: EncodeOptions = {},
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
+    return this.generate(this.newTally(mode), options.release === true);
+  }
+
+  /**
+   * The checkpoint's encoding as a stream (its last use: releasing as it goes), so that the
+   * task writes chunks while later key groups are still being encoded and holds a bounded part
+   * of the snapshot's bytes instead of all of them.
+   */
+  async *serializeChunks(): AsyncGenerator<NamedChunk, void, undefined> {
     const mode = this.#decision.mode;
-    const { metadata, chunks } = await this.encode(mode, { release: true });
-    if (metadata.kind !== mode) {
+    const tally = this.newTally(mode);
+    if (tally.kind !== mode) {
       // The backend had no base for a delta although the strategy had one: they disagree.
-      throw new Error(
-        `keyed snapshot of checkpoint ${this.checkpointId} is ${metadata.kind}, expected ${mode}`,
-      );
+      this.release();
+      throw new Error(`keyed snapshot of checkpoint ${this.checkpointId} is ${tally.kind}, expected ${mode}`);
     }
-    return chunks.map((c) => ({ name: `kg-${c.keyGroup}`, keyGroup: c.keyGroup, bytes: c.bytes }));
+    for await (const c of this.generate(tally, true))
+      yield { name: `kg-${c.keyGroup}`, keyGroup: c.keyGroup, bytes: c.bytes };
+  }
+
+  async serialize(): Promise<readonly NamedChunk[]> {
+    const chunks: NamedChunk[] = [];
+    for await (const c of this.serializeChunks()) chunks.push(c);
+    return chunks;
   }
 
   persisted(handles: readonly ChunkHandle[]): void {

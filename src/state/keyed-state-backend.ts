@@ -95,8 +95,9 @@ export interface NamedChunk {
 
 /**
  * A consistent view of keyed state taken at the barrier (the synchronous part), persisted later.
- * A checkpoint calls `serialize()` once, `persisted(handles)` once the chunks are durable, then
- * `release()`; tools and tests may `encode` it in either mode (possibly several times) instead.
+ * A checkpoint calls `serializeChunks()` (or `serialize()`) once, `persisted(handles)` once the
+ * chunks are durable, then `release()`; tools and tests may `encode` it in either mode (possibly
+ * several times) instead.
  */
 export interface KeyedStateSnapshot {
   readonly checkpointId: number;
@@ -119,6 +120,13 @@ export interface KeyedStateSnapshot {
    * encoded) and when it ends.
    */
   serialize(): Promise<readonly NamedChunk[]>;
+  /**
+   * `serialize()` as a stream, one chunk per non-empty key group in ascending order, for a task
+   * that writes chunks while later key groups are still being encoded (what a checkpoint's
+   * asynchronous part uses: it then holds a bounded part of the snapshot's bytes, not all of
+   * them). The same last use: call one of the two, once.
+   */
+  serializeChunks(): AsyncIterable<NamedChunk>;
   /** The chunks `serialize()` produced are durable under `handles`: a later delta may build on them. */
   persisted(handles: readonly ChunkHandle[]): void;
   /** Encodes the view in `mode` (default 'full') into chunks plus metadata. */

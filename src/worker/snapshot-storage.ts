@@ -19,6 +19,15 @@ export interface KeyedChunk {
 }
 
 export interface TaskSnapshotStorage {
+  /**
+   * Writes part of an operator's keyed chunks ahead of {@link writeOperatorChunks} (a snapshot
+   * written as it is serialized); resolves with their handles, in input order, once durable.
+   */
+  writeKeyedChunks(
+    checkpointId: number,
+    operatorUid: string,
+    keyedChunks: readonly KeyedChunk[],
+  ): Promise<{ handles: ChunkHandle[]; bytes: number }>;
   writeOperatorChunks(
     checkpointId: number,
     operatorUid: string,
@@ -35,6 +44,17 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
   const storage = CheckpointStorage.open(d.checkpointing!.dir, { validateDataFile: false });
   const packr = operatorStatePackr();
   return {
+    async writeKeyedChunks(checkpointId, operatorUid, keyedChunks) {
+      if (keyedChunks.length === 0) return { handles: [], bytes: 0 };
+      const handles = await storage.writeChunks(
+        checkpointId,
+        { operatorUid, subtaskIndex: d.subtaskIndex },
+        keyedChunks,
+      );
+      let bytes = 0;
+      for (const c of keyedChunks) bytes += c.bytes.byteLength;
+      return { handles, bytes };
+    },
     async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
       const chunks: KeyedChunk[] = [...keyedChunks];
       if (operatorState.length > 0)

@@ -16,6 +16,7 @@ import type { CheckpointBarrier, ControlFrame } from '../channels/frame.js';
 import { type CheckpointFailureReason, ValueNotSerializableError } from '../errors.js';
 import { CHANNEL_STATE_CHUNK } from '../protocol/snapshot-chunks.js';
 import type { TaskEvent } from '../protocol/task-deployment.js';
+import type { KeyedStateSnapshot } from '../state/keyed-state-backend.js';
 import type { ChunkHandle } from '../state/storage/chunk-handle.js';
 import type { AbortOrigin, BarrierAlignmentMetrics } from './barrier/barrier-handler.js';
 import type { ChannelStateBatch, ChannelStateRecorder } from './channel-state/channel-state-recorder.js';
@@ -45,7 +46,32 @@ export interface SubtaskCheckpointerOptions {
   readonly emit: (event: TaskEvent) => void;
   /** Fails the task from its loop (enqueued: the loop throws it between two frames). */
   readonly fail: (error: unknown) => void;
+  /** Keyed chunks go to storage in batches of at least this many bytes. Default {@link KEYED_WRITE_BATCH_BYTES}. */
+  readonly keyedWriteBatchBytes?: number;
+  /** Serialization waits while more keyed bytes than this are being written. Default {@link KEYED_WRITE_IN_FLIGHT_BYTES}. */
+  readonly keyedWriteInFlightBytes?: number;
 }
+
+/**
+ * A snapshot's keyed chunks are written in batches of this many bytes as they are serialized (a
+ * 5 M-key checkpoint is ~17 MiB per task; held whole before, issue 14).
+ */
+export const KEYED_WRITE_BATCH_BYTES = 1024 * 1024;
+/** At most this many keyed bytes of one snapshot are being written while serialization goes on. */
+export const KEYED_WRITE_IN_FLIGHT_BYTES = 4 * 1024 * 1024;
+
+/** What `#writeKeyedAhead` wrote, and the last batch it left for the operator's own write. */
+interface WrittenAhead {
+  readonly handles: readonly ChunkHandle[];
+  readonly bytes: number;
+  readonly rest: readonly KeyedChunk[];
+  readonly serializeMs: number;
+  readonly writeMs: number;
+}
+
+const NOTHING_AHEAD: WrittenAhead = { handles: [], bytes: 0, rest: [], serializeMs: 0, writeMs: 0 };
+
+type BatchOutcome = { readonly handles: ChunkHandle[]; readonly bytes: number } | { readonly error: unknown };
 
 export class SubtaskCheckpointer {
   readonly #o: SubtaskCheckpointerOptions;
@@ -210,15 +236,12 @@ export class SubtaskCheckpointer {
         next = i + 1;
         try {
           let keyedChunks: KeyedChunk[] = [];
+          let ahead: WrittenAhead = NOTHING_AHEAD;
           if (keyed) {
-            this.#serializing++;
-            const s0 = performance.now();
-            try {
-              keyedChunks = [...(await keyed.serialize())];
-            } finally {
-              this.#serializing--;
-              serializeMs += performance.now() - s0;
-            }
+            ahead = await this.#writeKeyedAhead(checkpointId, uid, keyed, storage);
+            keyedChunks = [...ahead.rest];
+            serializeMs += ahead.serializeMs;
+            writeMs += ahead.writeMs;
           }
           const shared = keyed?.sharedChunks ?? [];
           const w0 = performance.now();
@@ -237,12 +260,19 @@ export class SubtaskCheckpointer {
             keyedChunks,
           );
           writeMs += performance.now() - w0;
-          // Before the acknowledgement: the backend's next delta builds on these handles.
-          // (Channel state is never a base: it belongs to this checkpoint alone.)
-          keyed?.persisted?.(written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK));
-          if (written.handles.length === 0 && shared.length === 0) continue;
+          // Before the acknowledgement: the backend's next delta builds on these handles, key
+          // groups in order. (Channel state is never a base: it belongs to this checkpoint alone.)
+          keyed?.persisted?.([
+            ...ahead.handles,
+            ...written.keyedHandles.filter((h) => h.name !== CHANNEL_STATE_CHUNK),
+          ]);
+          bytes += ahead.bytes;
+          if (ahead.handles.length === 0 && written.handles.length === 0 && shared.length === 0) continue;
           // Shared chunks (base, earlier deltas) first: restore applies a key group's chunks in order.
-          operators.push({ operatorUid: uid, chunks: [...shared, ...written.handles] });
+          operators.push({
+            operatorUid: uid,
+            chunks: [...shared, ...ahead.handles, ...written.handles],
+          });
           bytes += written.bytes;
         } finally {
           keyed?.release();
@@ -275,5 +305,82 @@ export class SubtaskCheckpointer {
         ackSentAt: performance.timeOrigin + performance.now(),
       },
     });
+  }
+
+  /**
+   * Serializes `keyed` and writes its chunks while later key groups are still being encoded:
+   * batches of at least `keyedWriteBatchBytes` go to storage as they fill, and serialization
+   * waits while more than `keyedWriteInFlightBytes` are being written, so the bytes this task
+   * holds stay bounded (about one batch plus the in-flight bound plus one key group's chunk)
+   * instead of the whole snapshot, and encoding overlaps the writes. Resolves once every batch
+   * is durable, with their handles in key-group order and the last, partial batch unwritten
+   * (`rest`: it goes with the operator's own chunks). On failure every batch has settled.
+   */
+  async #writeKeyedAhead(
+    checkpointId: number,
+    uid: string,
+    keyed: KeyedStateSnapshot,
+    storage: TaskSnapshotStorage,
+  ): Promise<WrittenAhead> {
+    const batchBytes = this.#o.keyedWriteBatchBytes ?? KEYED_WRITE_BATCH_BYTES;
+    const maxInFlight = this.#o.keyedWriteInFlightBytes ?? KEYED_WRITE_IN_FLIGHT_BYTES;
+    const inFlight: { readonly done: Promise<BatchOutcome>; readonly bytes: number }[] = [];
+    let inFlightBytes = 0;
+    const handles: ChunkHandle[] = [];
+    let bytes = 0;
+    let batch: KeyedChunk[] = [];
+    let batchFill = 0;
+    let serializeMs = 0;
+    let writeMs = 0;
+    const settleOldest = async (): Promise<void> => {
+      const w = inFlight.shift()!;
+      const outcome = await w.done;
+      inFlightBytes -= w.bytes;
+      if ('error' in outcome) throw outcome.error;
+      for (const h of outcome.handles) handles.push(h);
+      bytes += outcome.bytes;
+    };
+    const chunks = keyed.serializeChunks()[Symbol.asyncIterator]();
+    let ended = false;
+    this.#serializing++;
+    try {
+      for (;;) {
+        const s0 = performance.now();
+        let next: IteratorResult<KeyedChunk>;
+        try {
+          next = await chunks.next();
+        } finally {
+          serializeMs += performance.now() - s0;
+        }
+        if (next.done === true) break;
+        batch.push(next.value);
+        batchFill += next.value.bytes.byteLength;
+        if (batchFill < batchBytes) continue;
+        const w0 = performance.now();
+        while (inFlight.length > 0 && inFlightBytes + batchFill > maxInFlight) await settleOldest();
+        writeMs += performance.now() - w0;
+        inFlight.push({
+          // Settles to its error: a failure while serialization goes on is not an unhandled rejection.
+          done: storage.writeKeyedChunks(checkpointId, uid, batch).catch((error: unknown) => ({ error })),
+          bytes: batchFill,
+        });
+        inFlightBytes += batchFill;
+        batch = [];
+        batchFill = 0;
+      }
+      ended = true;
+    } finally {
+      this.#serializing--;
+      if (!ended) {
+        // Serialization or a write failed: end the stream (it releases the view) and let every
+        // batch settle before the checkpoint is declined.
+        await chunks.return?.(undefined);
+        await Promise.all(inFlight.map((w) => w.done));
+      }
+    }
+    const w0 = performance.now();
+    while (inFlight.length > 0) await settleOldest();
+    writeMs += performance.now() - w0;
+    return { handles, bytes, rest: batch, serializeMs, writeMs };
   }
 }

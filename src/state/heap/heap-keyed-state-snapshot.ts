@@ -28,7 +28,6 @@ import {
 import { type DirtyEntryList, type DirtyEpoch, mergeDirtyEntries } from '../dirty-epochs.js';
 import type { DeltaWork, SnapshotStrategy } from '../incremental-chain.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
-import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateEntry } from '../state-entry.js';
 import type { StateTable } from '../state-table.js';
 import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
@@ -96,25 +95,6 @@ export class HeapKeyedStateSnapshot
     byKey.set(entry, preimage);
   }
 
-  /** Encodes the snapshot into per-key-group chunks plus metadata. */
-  async encode(mode: SnapshotMode = 'full', options: EncodeOptions = {}): Promise<SerializedKeyedState> {
-    const tally = this.newTally(mode);
-    const chunks: KeyGroupChunk[] = [];
-    for await (const c of this.#generate(tally, options.release === true)) chunks.push(c);
-    return { metadata: this.metadata(tally), chunks };
-  }
-
-  /**
-   * Streams the chunks one key group at a time (ascending); for storage that writes as it goes.
-   * The metadata of a streamed encoding is available from `encode()` only.
-   */
-  chunks(
-    mode: SnapshotMode = 'full',
-    options: EncodeOptions = {},
-  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
-    return this.#generate(this.newTally(mode), options.release === true);
-  }
-
   /** Stops copy-on-write for this snapshot and drops its preimages. Idempotent. */
   release(): void {
     if (this.#preimages === undefined) return;
@@ -130,7 +110,10 @@ export class HeapKeyedStateSnapshot
     }
   }
 
-  async *#generate(tally: EncodeTally, release: boolean): AsyncGenerator<KeyGroupChunk, void, undefined> {
+  protected async *generate(
+    tally: EncodeTally,
+    release: boolean,
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     this.#checkLive();
     if (this.#doneGroups !== undefined) {
       throw new StateAccessError(

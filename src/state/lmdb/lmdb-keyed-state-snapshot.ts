@@ -14,12 +14,11 @@
 
 import type { Transaction } from 'lmdb';
 import { StateAccessError } from '../../errors.js';
-import { AbstractKeyedStateSnapshot } from '../abstract-keyed-state-snapshot.js';
+import { AbstractKeyedStateSnapshot, type EncodeTally } from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
 import { internalKeyOf } from '../internal-key.js';
 import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
-import type { EncodeOptions, SerializedKeyedState, SnapshotMode } from '../keyed-state-backend.js';
 import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore, PendingImage } from './lmdb-state-core.js';
@@ -64,16 +63,16 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   }
 
   /** With `release`, the read transaction ends as soon as the encoding does. */
-  async encode(mode: SnapshotMode = 'full', options: EncodeOptions = {}): Promise<SerializedKeyedState> {
-    this.#live();
+  protected async *generate(
+    tally: EncodeTally,
+    release: boolean,
+  ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     try {
-      const tally = this.newTally(mode);
+      this.#live();
       const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
-      const chunks: KeyGroupChunk[] = [];
-      for await (const c of this.encodeGroups(tally, groups, LMDB_YIELD_EVERY)) chunks.push(c);
-      return { metadata: this.metadata(tally), chunks };
+      yield* this.encodeGroups(tally, groups, LMDB_YIELD_EVERY);
     } finally {
-      if (options.release === true) this.release();
+      if (release) this.release();
     }
   }
 

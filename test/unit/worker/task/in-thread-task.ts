@@ -48,6 +48,7 @@ export function inThreadTask(def: JobDefinition, name: string) {
     },
   } as unknown as MessagePort;
   const storage = {
+    writeKeyedChunks: async () => ({ handles: [], bytes: 0 }),
     writeOperatorChunks: async () => ({ handles: [], keyedHandles: [], bytes: 0 }),
     readChunk: () => {
       throw new Error('nothing to read');

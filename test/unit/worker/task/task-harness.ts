@@ -169,6 +169,9 @@ export class FakeKeyedSnapshot {
     if (this.failSerialize) throw new Error(`serializing ${this.uid} failed`);
     return [{ name: `kg-${this.uid}`, bytes: new Uint8Array([1, 2, 3]) }];
   }
+  async *serializeChunks(): AsyncGenerator<KeyedChunk, void, undefined> {
+    yield* await this.serialize();
+  }
   persisted(): void {}
   release(): void {
     this.releases++;
@@ -248,6 +251,14 @@ export class FakeStorage implements TaskSnapshotStorage {
     chunks: string[];
   }[] = [];
   readonly failFor = new Set<string>();
+  async writeKeyedChunks(
+    checkpointId: number,
+    uid: string,
+    keyedChunks: readonly KeyedChunk[],
+  ): Promise<{ handles: ChunkHandle[]; bytes: number }> {
+    const { handles, bytes } = await this.writeOperatorChunks(checkpointId, uid, [], keyedChunks);
+    return { handles, bytes };
+  }
   async writeOperatorChunks(
     checkpointId: number,
     uid: string,
