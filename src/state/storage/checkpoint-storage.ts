@@ -607,10 +607,10 @@ export class CheckpointStorage {
             continue;
           }
           this.#refcounts.remove(handle.chunkId);
-          // getBinaryFast: no copy; only its documented `length` (the value's size) is used.
-          const bytes = this.#chunks.getBinaryFast(handle.chunkId);
-          if (bytes !== undefined) {
-            freedBytes += bytes.length;
+          // By key, its size from the handle: reading the value (even `getBinaryFast`) maps every
+          // page of the chunk in, as the commit's check did (see #hasChunk).
+          if (this.#hasChunk(handle.chunkId)) {
+            freedBytes += handle.size;
             deletedChunks++;
             this.#chunks.remove(handle.chunkId);
           }
