@@ -20,10 +20,11 @@
  * Every run's digest of final sums is checked against a plain loop.
  *
  * Memory, per case: the process's peak RSS during the run (sampled every 20 ms on the main thread,
- * all threads and LMDB's mapped pages included) less its RSS just before the job started, and the
- * peak V8 used heap of the keyed task's thread (each sink subtask, chained to the running sum that
- * holds the keyed state, samples its thread's heap every 65 536 records; max over subtasks). Both
- * are shown against the raw state size: Σ over keys of the key's UTF-8 bytes + 8 bytes for its
+ * all threads and LMDB's mapped pages included) less its RSS just before the job started, the same
+ * for its anonymous part alone (`RssAnon`: without the mapped LMDB pages, which are clean file
+ * pages the kernel can drop, so not memory pressure), and the peak V8 used heap of the keyed
+ * task's thread (each sink subtask, chained to the running sum that holds the keyed state, samples
+ * its thread's heap every 65 536 records; max over subtasks). All are shown against the raw state size: Σ over keys of the key's UTF-8 bytes + 8 bytes for its
  * float64 sum, i.e. the payload with no per-entry overhead.
  *
  * Cases that need what this build may not have yet — unaligned checkpoints, the `lmdb` state
@@ -37,6 +38,7 @@
  * final checkpoint, so it equals `none` plus one checkpoint.
  */
 
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckpointingOptions, CompletedCheckpointStats } from 'weir';
 import { resolveJobOptions } from '../../dist/coordinator/job-options.js';
@@ -112,6 +114,12 @@ interface CheckpointSample {
   readonly rssPeakDelta: number;
   /** Peak process RSS during the run, bytes. */
   readonly rssPeak: number;
+  /**
+   * Peak anonymous RSS (`RssAnon` of /proc/self/status: heaps, malloc, ArrayBuffers) less its value
+   * just before the run, bytes; NaN where /proc is missing. Unlike `rssPeakDelta` it leaves out
+   * mapped LMDB pages (clean file pages the kernel can drop: bench/README.md, "Checkpoint memory").
+   */
+  readonly anonPeakDelta: number;
   /** Peak V8 used heap of a keyed task's thread (max over sink subtasks), bytes. */
   readonly heapPeak: number;
 }
@@ -184,13 +192,28 @@ function expectedChecksum(records: number, keys: number): string {
   return checksumOf(digestOf(sums, emitted));
 }
 
+/** `RssAnon` of this process, bytes; NaN where /proc is missing. */
+function rssAnon(): number {
+  try {
+    const m = /^RssAnon:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSample> {
   const checkpointing = checkpointingOf(c);
   const rssBefore = process.memoryUsage.rss();
   let rssPeak = rssBefore;
+  const anonBefore = rssAnon();
+  let anonPeak = anonBefore;
+  let tick = 0;
   const sampler = setInterval(() => {
     const rss = process.memoryUsage.rss();
     if (rss > rssPeak) rssPeak = rss;
+    // Every 100 ms: a /proc read costs more than the RSS call.
+    if (tick++ % 5 === 0) anonPeak = Math.max(anonPeak, rssAnon());
   }, 20);
   try {
     const { result, reports, startedAt } = await runWeirJob<DigestReport & { heapPeak?: number }>(
@@ -214,6 +237,7 @@ async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSampl
       checkpoints: result.checkpoints,
       rssPeak,
       rssPeakDelta: rssPeak - rssBefore,
+      anonPeakDelta: anonPeak - anonBefore,
       heapPeak: Math.max(0, ...reports.map((r) => r.heapPeak ?? 0)),
     };
   } finally {
@@ -336,6 +360,7 @@ for (const keys of keyCounts) {
       'mean KiB': kib(mean(all.map((x) => x.bytes))),
       'peak RSS MiB (max)': mib(Math.max(...c.samples.map((s) => s.rssPeak))),
       'RSS growth / raw': (Math.max(...c.samples.map((s) => s.rssPeakDelta)) / raw).toFixed(2),
+      'anon RSS growth / raw': (Math.max(...c.samples.map((s) => s.anonPeakDelta)) / raw).toFixed(2),
       'task heap MiB (max)': mib(Math.max(...c.samples.map((s) => s.heapPeak))),
       'task heap / raw': (Math.max(...c.samples.map((s) => s.heapPeak)) / raw).toFixed(2),
       'setup ms': Math.round(median(c.samples.map((s) => s.setupMs))),
