@@ -31,6 +31,9 @@ vi.mock('../../../src/log/log.js', async (importOriginal) => {
   };
 });
 
+// Unit files share one module registry (`isolate: false`): another file may already have loaded
+// demo-run.js with the real log and telemetry; a fresh registry makes this import see the mocks.
+vi.resetModules();
 const { runDemoMode } = await import('../../../src/demo/demo-run.js');
 
 describe('runDemoMode when the log cannot be opened', () => {
