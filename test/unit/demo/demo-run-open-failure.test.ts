@@ -5,7 +5,7 @@
  * printed the error and then hung forever, its temporary directory left in place).
  */
 import { existsSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 const opened: { closed: boolean }[] = [];
 vi.mock('../../../src/demo/demo-telemetry.js', async (importOriginal) => {
@@ -35,6 +35,13 @@ vi.mock('../../../src/log/log.js', async (importOriginal) => {
 // demo-run.js with the real log and telemetry; a fresh registry makes this import see the mocks.
 vi.resetModules();
 const { runDemoMode } = await import('../../../src/demo/demo-run.js');
+
+afterAll(() => {
+  // Leave no mocked log or telemetry module in the shared registry for the files after this one.
+  vi.doUnmock('../../../src/log/log.js');
+  vi.doUnmock('../../../src/demo/demo-telemetry.js');
+  vi.resetModules();
+});
 
 describe('runDemoMode when the log cannot be opened', () => {
   it('rejects with the error, closes the telemetry channel and removes its directory', async () => {
