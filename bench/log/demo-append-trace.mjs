@@ -38,7 +38,7 @@ patch('demo/demo-feed.js', [
 import { writeFileSync as __w } from 'node:fs';
 import { isMainThread as __mt } from 'node:worker_threads';
 if (__mt && !${T}) {
-  ${T} = { ticks: [], groups: [], gc: [], events: [], feeds: [] };
+  ${T} = { ticks: [], groups: [], gc: [], events: [], feeds: [], writes: [], origin: performance.timeOrigin };
   new PerformanceObserver((l) => { for (const e of l.getEntries()) ${T}.gc.push([e.startTime, e.duration, e.detail?.kind]); }).observe({ entryTypes: ['gc'] });
   process.on('exit', () => __w(${JSON.stringify(traceFile)}, JSON.stringify(${T})));
 }
@@ -84,6 +84,20 @@ patch('log/group-commit.js', [
     '__a.p1 = performance.now(); const __ok = view.ops.length === 0 || (await applyConditionally(view)); __a.applied = performance.now(); if (__ok) {',
   ],
 ]);
+// lmdb-js's native write of each transaction, seen from the main thread: when its event turn
+// called env.startWriting (queueing the N-API async work on libuv's pool) and when the work's
+// completion callback ran here. (The log is opened after demo-feed.js is loaded, so __d13 exists.)
+patch('log/log-core.js', [
+  [
+    'const core = new LogCore(dir, root, settings);',
+    `const core = new LogCore(dir, root, settings);
+            if (${T} && !root.env.__d13) {
+              const env = root.env; env.__d13 = true; const sw = env.startWriting;
+              Object.defineProperty(env, 'startWriting', { value(a, cb) { const w = [performance.now()]; ${T}.writes.push(w);
+                return sw.call(this, a, (s) => { w.push(performance.now(), s); return cb(s); }); } });
+            }`,
+  ],
+]);
 patch('demo/demo-run.js', [
   ['deployments.push({', `${T}?.events.push(['deployed', performance.now()]); deployments.push({`],
   ['failures.push({', `${T}?.events.push(['restarting', performance.now()]); failures.push({`],
@@ -95,7 +109,7 @@ patch('demo/demo-run.js', [
 
 const run = spawnSync(process.execPath, [join(copy, 'bin', 'weir.js'), 'demo'], {
   cwd: copy,
-  stdio: ['ignore', 'pipe', 'ignore'],
+  stdio: ['ignore', 'pipe', process.env.TRACE_STDERR ? 'inherit' : 'ignore'],
   env: { ...process.env, WEIR_DEMO_OUT: process.env.WEIR_DEMO_OUT ?? join(copy, 'out') },
   encoding: 'utf8',
 });
@@ -108,7 +122,8 @@ const tr = JSON.parse(readFileSync(traceFile, 'utf8'));
 const modeOf = (t) => (tr.feeds.length > 1 && t >= tr.feeds[1] ? 1 : 0);
 const pct = (xs, p) =>
   [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const keys = ['build', 'calls', 'queue', 'plan', 'lmdb', 'resolve'];
+const keys = ['build', 'calls', 'queue', 'plan', 'lmdb', 'resolve', 'turn', 'write', 'back'];
+const slowOut = [];
 for (const mode of [0, 1]) {
   const rows = [];
   for (const tk of tr.ticks.filter((t) => t.done !== undefined && modeOf(t.t0) === mode)) {
@@ -117,6 +132,9 @@ for (const mode of [0, 1]) {
     if (!a?.applied) continue;
     // per click: each partition's append, from its own call (what the demo's table counts)
     const lats = tk.calls.map(([t, n, end]) => [end - t, n]);
+    // the LMDB phase split: puts + wait for lmdb-js's event turn (setImmediate), the native write
+    // (libuv pool queue, transaction, commit, back on the main thread), the promises' resolution
+    const w = tr.writes.find((x) => x[0] >= a.p1 && x[0] <= a.applied && x.length >= 3);
     rows.push({
       t: tk.t0,
       n: tk.n,
@@ -129,6 +147,10 @@ for (const mode of [0, 1]) {
       lmdb: a.applied - a.p1,
       resolve: tk.done - a.applied,
       attempts: g.a.length,
+      turn: w ? w[0] - a.p1 : Number.NaN,
+      write: w ? w.at(-2) - w[0] : Number.NaN,
+      back: w ? a.applied - w.at(-2) : Number.NaN,
+      epoch: w ? [tr.origin + w[0], tr.origin + w.at(-2)] : undefined,
     });
   }
   const clicks = rows.flatMap((r) => r.lats.flatMap(([ms, n]) => Array(n).fill(ms)));
@@ -154,6 +176,21 @@ for (const mode of [0, 1]) {
     97,
   );
   const slow = rows.filter((r) => r.lat >= cut);
+  slowOut.push(
+    ...rows.map((r) => ({
+      mode,
+      slow: r.lat >= cut,
+      t: r.t - feed0,
+      lat: r.lat,
+      lmdb: r.lmdb,
+      write: r.write,
+      epoch: r.epoch,
+    })),
+  );
+  const allWrites = rows.filter((r) => r.epoch).map((r) => r.epoch);
+  if (mode === 1)
+    writeFileSync(`${traceFile}.slow.json`, JSON.stringify({ slow: slowOut, origin: tr.origin }));
+  if (allWrites.length === 0) console.log('  (no native write timestamps)');
   line(slow, 'slowest 3 %');
   const ev = tr.events.filter((e) => modeOf(e[1]) === mode);
   console.log(

@@ -109,7 +109,15 @@ export async function runDemoMode(
   const logDir = join(dir, 'log');
   const countsDir = join(dir, 'counts');
   const windowsDir = join(dir, 'windows');
-  const log = openLog(logDir, { durability: config.durability });
+  let log: ReturnType<typeof openLog>;
+  try {
+    log = openLog(logDir, { durability: config.durability });
+  } catch (error) {
+    // The telemetry channel would keep the process alive: `weir demo` printed the error and hung.
+    listener.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   try {
     const topic = log.topic<LoggedClick>('clicks', { partitions });
     const startedAt = wallClockMs();
