@@ -43,17 +43,21 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
   // checked again here it would race with other tasks' commits.
   const storage = CheckpointStorage.open(d.checkpointing!.dir, { validateDataFile: false });
   const packr = operatorStatePackr();
+  /** Writes `chunks` (non-empty) in one transaction: their handles in input order, and their bytes. */
+  const write = async (checkpointId: number, operatorUid: string, chunks: readonly KeyedChunk[]) => {
+    const handles = await storage.writeChunks(
+      checkpointId,
+      { operatorUid, subtaskIndex: d.subtaskIndex },
+      chunks,
+    );
+    let bytes = 0;
+    for (const c of chunks) bytes += c.bytes.byteLength;
+    return { handles, bytes };
+  };
   return {
     async writeKeyedChunks(checkpointId, operatorUid, keyedChunks) {
       if (keyedChunks.length === 0) return { handles: [], bytes: 0 };
-      const handles = await storage.writeChunks(
-        checkpointId,
-        { operatorUid, subtaskIndex: d.subtaskIndex },
-        keyedChunks,
-      );
-      let bytes = 0;
-      for (const c of keyedChunks) bytes += c.bytes.byteLength;
-      return { handles, bytes };
+      return write(checkpointId, operatorUid, keyedChunks);
     },
     async writeOperatorChunks(checkpointId, operatorUid, operatorState, keyedChunks) {
       const chunks: KeyedChunk[] = [...keyedChunks];
@@ -63,13 +67,7 @@ export async function openSnapshotStorage(d: TaskDeployment): Promise<TaskSnapsh
           bytes: packOperatorState(packr, operatorUid, operatorState),
         });
       if (chunks.length === 0) return { handles: [], keyedHandles: [], bytes: 0 };
-      const handles = await storage.writeChunks(
-        checkpointId,
-        { operatorUid, subtaskIndex: d.subtaskIndex },
-        chunks,
-      );
-      let bytes = 0;
-      for (const c of chunks) bytes += c.bytes.byteLength;
+      const { handles, bytes } = await write(checkpointId, operatorUid, chunks);
       // writeChunks keeps input order: the keyed chunks come first.
       return { handles, keyedHandles: handles.slice(0, keyedChunks.length), bytes };
     },
