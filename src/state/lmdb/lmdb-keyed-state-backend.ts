@@ -65,6 +65,13 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
         overlappingSync: false,
         compression: false,
         cache: false,
+        // Write-backs change the mapped pages in place (no malloc'd page copies, no pwrite per
+        // dirty page at commit; the kernel writes them out when it likes, as noSync allows).
+        // 1.10-1.74x the records/s of the keyed-sum job at 100 k and 5 M keys, with and without
+        // checkpoints (12 of 12 quiet interleaved pairs, bench/README.md "lmdb state with
+        // useWritemap"). Its costs do not apply here: the environment is private working state,
+        // rebuilt from checkpoints after any crash, and this backend uses no child transactions.
+        useWritemap: true,
       });
     } catch (error) {
       rmSync(this.path, { recursive: true, force: true });
