@@ -49,7 +49,12 @@ const CASES = {
 };
 for (const c of caseNames) if (!CASES[c]) throw new RangeError(`unknown case '${c}'`);
 
-/** The job, per root: imports that root's weir and report sink (a job module runs in workers). */
+/**
+ * The job, per root: imports that root's weir and report sink (a job module runs in workers). The
+ * pipeline is bench/jobs/keyed-sum-job.mjs's cheap workload, written out here so that every root
+ * runs the same job code with the same off-heap sampling: an older root's keyed-sum-job.mjs has
+ * only `heapSample` (V8 heap), not `external + arrayBuffers`.
+ */
 const JOB = (root) => `
 import { sources } from ${JSON.stringify(pathToFileURL(path.join(root, 'dist/index.js')).href)};
 import { defineJob } from ${JSON.stringify(pathToFileURL(path.join(root, 'dist/index.js')).href)};
