@@ -118,9 +118,10 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
   }
 
   /**
-   * Packs the pending writes (O(pending writes), bounded by `maxPendingWrites`) and opens a read
-   * transaction on what LMDB holds: the view plus those bytes is the state at the barrier. No
-   * write transaction at the barrier; never O(state).
+   * Packs the pending writes (O(pending writes), bounded by `maxPendingWrites`); from then on
+   * write-backs preserve the bytes they overwrite for the snapshot until it is released (or reads
+   * their group): that image over LMDB is the state at the barrier. No write transaction at the
+   * barrier; never O(state).
    */
   protected takeSnapshot(checkpointId: number, timestamp: number): LmdbKeyedStateSnapshot {
     const image = this.core.pendingImage();
@@ -132,9 +133,13 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
       timestamp,
       begun,
       image,
-      (s) => this.#live.delete(s),
+      (s) => {
+        this.#live.delete(s);
+        this.core.live.delete(s);
+      },
     );
     this.#live.add(snap);
+    this.core.live.add(snap);
     return snap;
   }
 

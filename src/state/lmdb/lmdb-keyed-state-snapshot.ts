@@ -1,15 +1,26 @@
 /**
- * A snapshot of the lmdb keyed state backend: an LMDB read transaction opened at the barrier
- * (an MVCC view that later writes cannot change) plus the write-back cache's pending writes packed
- * at the barrier (`LmdbStateCore.pendingImage`, at most `maxPendingWrites` entries): where the
- * image has a key, it wins over the view. Together they are the state at the barrier, without a
- * write transaction in the barrier's pause. Holding the view open costs LMDB pages kept alive.
+ * A snapshot of the lmdb keyed state backend: copy-on-write over LMDB, without a long-lived read
+ * transaction. At the barrier it takes the write-back cache's pending writes packed
+ * (`LmdbStateCore.pendingImage`, at most `maxPendingWrites` entries); from then on, while it is
+ * live, every write-back of a key in a group it still preserves first copies the key's stored
+ * bytes into the same image (`preserve`, called by `LmdbStateCore.flush` inside its write
+ * transaction), unless the image already has the key. So for every key written since the
+ * barrier the image holds its barrier bytes (`undefined`: absent), and every other key's bytes
+ * in LMDB are its barrier bytes: the image over what LMDB holds *now* is the state at the barrier.
+ * Each key group is read in its own short read transaction (one synchronous `sectionsOf`).
+ *
+ * Why not one read transaction for the whole encoding (the design before issue 14's lmdbpin14):
+ * LMDB cannot reuse a page freed after its oldest live reader began, so while a multi-second scan
+ * held its view every write-back commit allocated fresh pages: at 1 M keys the data file grew from
+ * 96 MiB to 768 MiB over 20 full scans, and state access beside the scan cost 1.7–3.3× its CPU
+ * without one (bench/README.md "lmdb snapshots without a long read transaction").
  *
  * Encoding produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
- * 'full' scans each key group's key range in the view; 'delta' reads the keys touched since the
- * base checkpoint (the dirty epochs) in the view, an upsert or a tombstone each. It runs one key
- * group at a time synchronously and yields to the event loop between key groups (the loop shared
- * with the heap snapshot, in `abstract-keyed-state-snapshot.ts`).
+ * 'full' scans each key group's key range; 'delta' reads the keys touched since the base
+ * checkpoint (the dirty epochs), an upsert or a tombstone each. It runs one key group at a time
+ * synchronously and yields to the event loop between key groups (the loop shared with the heap
+ * snapshot, in `abstract-keyed-state-snapshot.ts`). A releasing encoding (the checkpoint's) stops
+ * preserving each group once it is read, as the heap snapshot does.
  */
 
 import type { Transaction } from 'lmdb';
@@ -35,9 +46,10 @@ type Stored = [unknown, unknown, number];
 export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   readonly #core: LmdbStateCore;
   readonly #epochs: readonly DirtyEpoch[];
-  /** The pending writes at the barrier; they win over the view. */
-  readonly #image: PendingImage;
-  #txn: Transaction | undefined;
+  /** Barrier bytes of the keys written back since the barrier (and pending at it); they win over LMDB. */
+  #image: PendingImage | undefined;
+  /** Set by a releasing encoding: 1 for the groups it no longer needs preserved. */
+  #doneGroups: Uint8Array | undefined;
   readonly #onRelease: (s: LmdbKeyedStateSnapshot) => void;
 
   /** @internal Created by `LmdbKeyedStateBackend.snapshot`, with the pending writes' image. */
@@ -55,11 +67,26 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     this.#epochs = begun.epochs;
     this.#image = image;
     this.#onRelease = onRelease;
-    this.#txn = core.db.useReadTransaction();
   }
 
   get released(): boolean {
-    return this.#txn === undefined;
+    return this.#image === undefined;
+  }
+
+  /**
+   * Called by the write-back, inside its write transaction, before it writes `key` of group
+   * `g`: keeps the key's barrier bytes if this snapshot still needs them. O(1) plus one LMDB read
+   * (of the page the write is about to change) for the first write-back of a key.
+   */
+  preserve(g: number, table: StateTable, internalKey: unknown, key: Buffer): void {
+    const image = this.#image;
+    if (image === undefined || this.#doneGroups?.[g] === 1) return;
+    let byTable = image.get(g);
+    if (byTable === undefined) image.set(g, (byTable = new Map()));
+    let bytes = byTable.get(table);
+    if (bytes === undefined) byTable.set(table, (bytes = new Map()));
+    // getBinary copies (getBinaryFast's buffer is reused by the next read).
+    if (!bytes.has(internalKey)) bytes.set(internalKey, this.#core.db.getBinary(key));
   }
 
   /** With `release`, the read transaction ends as soon as the encoding does. */
@@ -69,45 +96,74 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     try {
       this.#live();
-      const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
+      if (this.#doneGroups !== undefined) {
+        throw new StateAccessError(
+          `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
+        );
+      }
+      const groups = tally.kind === 'full' ? [...this.allGroups()] : mergeDirtyEpochs(this.#epochs);
+      if (release) {
+        // A delta reads only its dirty groups: the others need no barrier bytes from now on.
+        const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
+        if (tally.kind !== 'full') for (const [g] of groups) done[g] = 0;
+        this.#doneGroups = done;
+      }
       yield* this.encodeGroups(tally, groups, LMDB_YIELD_EVERY);
     } finally {
       if (release) this.release();
     }
   }
 
-  /** Ends the read transaction. Idempotent. */
+  /** Stops preserving barrier bytes and drops them. Idempotent. */
   release(): void {
-    const txn = this.#txn;
-    if (txn === undefined) return;
-    this.#txn = undefined;
-    txn.done();
+    if (this.#image === undefined) return;
+    this.#image = undefined;
     this.#onRelease(this);
   }
 
-  #live(): Transaction {
-    if (this.#txn === undefined) {
+  #live(): PendingImage {
+    if (this.#image === undefined) {
       throw new StateAccessError(
         `snapshot of checkpoint ${this.checkpointId} was released before it was serialized`,
       );
     }
-    return this.#txn;
+    return this.#image;
   }
 
+  /** Group `g` in one short read transaction (no write-back can run inside this synchronous call). */
   protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
-    const txn = this.#live();
-    return dirty === undefined ? this.#fullSections(g, txn) : this.#deltaSections(g, dirty, txn);
+    const image = this.#live().get(g);
+    const txn = this.#core.db.useReadTransaction();
+    try {
+      return dirty === undefined
+        ? this.#fullSections(g, image, txn)
+        : this.#deltaSections(g, image, dirty, txn);
+    } finally {
+      txn.done();
+    }
   }
 
-  /** Every unexpired entry of group `g`, by state: the view's, where the image has no newer bytes, then the image's new keys. */
-  #fullSections(g: number, transaction: Transaction): ChunkSection[] {
+  /** A releasing encoding encodes group `g` from its sections alone: its barrier bytes can go. */
+  protected override groupRead(g: number, _work: number): void {
+    const done = this.#doneGroups;
+    if (done !== undefined) {
+      done[g] = 1;
+      this.#image?.delete(g);
+    }
+  }
+
+  /** Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no barrier bytes, then the image's keys LMDB no longer has. */
+  #fullSections(
+    g: number,
+    barrier: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
+    transaction: Transaction,
+  ): ChunkSection[] {
     const core = this.#core;
     const kg = core.range.start + g;
     const byState = new Map<number, unknown[]>();
-    // A copy per encoding: the scan removes the keys it meets, what is left is new since the view.
+    // A copy per encoding: the scan removes the keys it meets; what is left LMDB no longer has.
     const image = new Map<number, Map<unknown, Buffer | undefined>>();
-    for (const [table, bytes] of this.#image.get(g) ?? [])
-      image.set(core.stateIds.get(table)!, new Map(bytes));
+    for (const [table, bytes] of barrier ?? []) image.set(core.stateIds.get(table)!, new Map(bytes));
     const add = (id: number, [userKey, wire, exp]: Stored): void => {
       if (exp !== 0 && exp <= this.timestamp) return;
       let upserts = byState.get(id);
@@ -144,9 +200,10 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     return sections;
   }
 
-  /** Each dirty key of group `g` in the image, else in the view: an upsert or a tombstone. */
+  /** Each dirty key of group `g` in the image, else in LMDB: an upsert or a tombstone. */
   #deltaSections(
     g: number,
+    image: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
     dirty: Map<StateTable, Map<unknown, unknown>>,
     transaction: Transaction,
   ): ChunkSection[] {
@@ -156,7 +213,6 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
       options: { transaction: Transaction },
     ) => Buffer | undefined;
     const sections: ChunkSection[] = [];
-    const image = this.#image.get(g);
     for (const [table, keys] of dirty) {
       const upserts: unknown[] = [];
       const tombstones: unknown[] = [];

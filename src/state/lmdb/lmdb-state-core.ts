@@ -16,11 +16,13 @@
  *   never evicted while that record may still mutate it.
  *
  * ## Snapshots
- * The barrier packs the pending writes without writing them (`pendingImage`, O(pending writes))
- * and opens an LMDB read transaction: an MVCC view that later flushes do not change, and the
- * image over it is exactly the state at the barrier. No write transaction at the barrier: its
- * commit was the largest step of the barrier's pause (issue 14). Serialization scans the view
- * one key group at a time (key-group-prefixed keys, see `lmdb-key-codec.ts`).
+ * The barrier packs the pending writes without writing them (`pendingImage`, O(pending writes)):
+ * no write transaction at the barrier (its commit was the largest step of the barrier's pause,
+ * issue 14). While a snapshot is live, each write-back first hands it the stored bytes it is about
+ * to overwrite (copy-on-write, `live`), so that image over LMDB stays exactly the state at the
+ * barrier without a long-lived read transaction (which made every write-back allocate fresh pages,
+ * see `lmdb-keyed-state-snapshot.ts`). Serialization reads one key group at a time, each in its
+ * own short read transaction (key-group-prefixed keys, see `lmdb-key-codec.ts`).
  *
  * Incremental: like the heap core, keys touched per epoch are tracked in `table.dirty` and kept
  * until a later checkpoint is confirmed; a delta reads those keys from the snapshot's view.
@@ -52,6 +54,11 @@ export interface CachedEntry extends StateEntry {
   dirty: boolean;
   /** Known absent (a negative cache entry, or removed since the last flush). */
   removed: boolean;
+}
+
+/** A live snapshot: keeps a key's barrier bytes before a write-back overwrites them (`LmdbKeyedStateSnapshot.preserve`). */
+export interface BarrierPreserver {
+  preserve(groupIndex: number, table: StateTable, internalKey: unknown, key: Buffer): void;
 }
 
 interface PendingWrite {
@@ -104,6 +111,9 @@ export class LmdbStateCore implements KeyedStateCore {
   epoch = 1;
   /** Dirty epochs since the last confirmed checkpoint and the delta base (incremental only). */
   readonly dirtyEpochs = new DirtyEpochs();
+
+  /** Live snapshots: each write-back lets them keep the barrier bytes of what it overwrites. */
+  readonly live = new Set<BarrierPreserver>();
 
   /** Entries to write back, in first-touch order. Invariant: exactly the cached entries with `dirty`. */
   #pending: PendingWrite[] = [];
@@ -269,10 +279,12 @@ export class LmdbStateCore implements KeyedStateCore {
     const pending = this.#pending;
     if (pending.length === 0) return;
     this.#pending = [];
+    const live = this.live;
     this.db.transactionSync(() => {
       for (const { table, groupIndex, internalKey, entry } of pending) {
         entry.dirty = false;
         const key = this.keyOf(table, groupIndex, internalKey);
+        if (live.size > 0) for (const s of live) s.preserve(groupIndex, table, internalKey, key);
         if (entry.removed) this.db.removeSync(key);
         // putSync inside transactionSync copies the bytes before the Packr buffer is reused.
         else this.db.putSync(key, this.#packEntry(table, entry));
