@@ -50,6 +50,8 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   #image: PendingImage | undefined;
   /** Set by a releasing encoding: 1 for the groups it no longer needs preserved. */
   #doneGroups: Uint8Array | undefined;
+  /** Set by a releasing delta: the only keys it reads (group index → table → internal key → user key). */
+  #deltaKeys: Map<number, Map<StateTable, Map<unknown, unknown>>> | undefined;
   readonly #onRelease: (s: LmdbKeyedStateSnapshot) => void;
 
   /** @internal Created by `LmdbKeyedStateBackend.snapshot`, with the pending writes' image. */
@@ -81,6 +83,9 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   preserve(g: number, table: StateTable, internalKey: unknown, key: Buffer): void {
     const image = this.#image;
     if (image === undefined || this.#doneGroups?.[g] === 1) return;
+    // A releasing delta never reads a key it did not mark dirty: no barrier bytes for it.
+    if (this.#deltaKeys !== undefined && this.#deltaKeys.get(g)?.get(table)?.has(internalKey) !== true)
+      return;
     let byTable = image.get(g);
     if (byTable === undefined) image.set(g, (byTable = new Map()));
     let bytes = byTable.get(table);
@@ -105,7 +110,10 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
       if (release) {
         // A delta reads only its dirty groups: the others need no barrier bytes from now on.
         const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
-        if (tally.kind !== 'full') for (const [g] of groups) done[g] = 0;
+        if (tally.kind !== 'full') {
+          for (const [g] of groups) done[g] = 0;
+          this.#deltaKeys = new Map(groups as [number, Map<StateTable, Map<unknown, unknown>>][]);
+        }
         this.#doneGroups = done;
       }
       yield* this.encodeGroups(tally, groups, LMDB_YIELD_EVERY);
@@ -149,6 +157,7 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     if (done !== undefined) {
       done[g] = 1;
       this.#image?.delete(g);
+      this.#deltaKeys?.delete(g);
     }
   }
 
