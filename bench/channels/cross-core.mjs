@@ -1,7 +1,8 @@
 // Where the keyed task's ring data comes from, and what that costs it (issue 12): the keyed task's
 // inner loop — read a frame from a ring, shape-decode its batch, a plain `Map` get + set per
-// record and the sink's `Map.set` (keyed-path.ts's floor) — fed three ways, with the consumer's
-// own thread CPU per record read from /proc (Linux only):
+// record and the sink's `Map.set` (keyed-path.ts's floor; `--work weir`: weir's heap state
+// path) — fed several ways, with the consumer's own thread CPU per record read from /proc
+// (Linux only):
 //
 //   same-hot   one thread writes one frame, then reads it back: the frame is in L1.
 //   same-full  one thread fills the ring, then drains it: every frame was written one ring-size
@@ -20,7 +21,7 @@
 //
 //   npm run build
 //   node bench/channels/cross-core.mjs [--rounds 5] [--records 4000000] [--keys 10000] [--work keyed|decode|weir]
-//     [--ring-bytes 65536,262144,1048576,4194304] [--cases same-hot,same-full,cross,cross-touch,cross-poll,co-run]
+//     [--ring-bytes 65536,262144,1048576,4194304] [--cases same-hot,same-full,cross,cross-touch,cross-copy,cross-poll,co-run]
 //
 // Plain JavaScript over dist/ (the worker loads dist/ as the pool's workers do). Cases and ring
 // sizes rotate per round; compare cases within a round: absolute figures move with the load.
@@ -107,7 +108,7 @@ if (!isMainThread) {
       // decode: the consumer only decodes (no Map work), to see which step pays; weir: weir's
       // heap state path instead of the plain Map.
       work: { type: 'string', default: 'keyed' },
-      cases: { type: 'string', default: 'same-hot,same-full,cross,cross-touch,cross-poll,co-run' },
+      cases: { type: 'string', default: 'same-hot,same-full,cross,cross-touch,cross-copy,cross-poll,co-run' },
     },
   });
   const keys = Number(values.keys);
