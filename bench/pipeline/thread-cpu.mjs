@@ -7,6 +7,7 @@
 //
 //   npm run build
 //   node bench/pipeline/thread-cpu.mjs [--p 1] [--mode off|EO] [--n 4000000] [--workload cheap|cpu-heavy|hexkeys|spin|hexspin] [--keys K] [--wake-delay MS] [--batch RECORDS]
+//     [--ring-bytes BYTES]
 //     [--keys 10000]
 //
 // Plain JavaScript on purpose: run without tsx, the job's worker threads load dist/ as users do
@@ -36,6 +37,8 @@ const { values } = parseArgs({
     'wake-delay': { type: 'string' },
     // channels.batchRecords (records per channel batch); omitted: the default (256).
     batch: { type: 'string' },
+    // channels.ringBytes (bytes per ring, min 4096); omitted: the default (1 MiB).
+    'ring-bytes': { type: 'string' },
   },
 });
 const parallelism = Number(values.p);
@@ -55,6 +58,7 @@ try {
     channels: {
       ...(values['wake-delay'] !== undefined ? { wakeDelayMs: Number(values['wake-delay']) } : {}),
       ...(values.batch !== undefined ? { batchRecords: Number(values.batch) } : {}),
+      ...(values['ring-bytes'] !== undefined ? { ringBytes: Number(values['ring-bytes']) } : {}),
     },
     ...(dir ? { checkpointing: { interval: 1000, mode: 'exactly-once', dir } } : {}),
   });
@@ -64,7 +68,7 @@ try {
   const firstAt = Math.min(...reports.filter((r) => r.digest.emitted > 0).map((r) => r.firstAt));
   const endAt = Math.max(...reports.map((r) => r.endAt));
   console.log(
-    `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''}${values.batch !== undefined ? ` batch=${values.batch}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
+    `p=${parallelism} ${values.mode} ${values.workload} n=${n}${values['wake-delay'] !== undefined ? ` wake-delay=${values['wake-delay']}` : ''}${values.batch !== undefined ? ` batch=${values.batch}` : ''}${values['ring-bytes'] !== undefined ? ` ring-bytes=${values['ring-bytes']}` : ''} keys=${values.keys}: steady ${(n / (endAt - firstAt) / 1000).toFixed(2)} M records/s, ` +
       `job ${(performance.now() - startedAt).toFixed(0)} ms, load average ${os.loadavg()[0].toFixed(1)}, ` +
       `records per sink subtask ${reports.map((r) => r.digest.emitted).join(' + ')}`,
   );

@@ -21,7 +21,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Topic } from '../log/topic.js';
 import { LatencyRecorder, type LatencySummary } from '../report/latency-recorder.js';
-import { clickAt, clickPartition } from './demo-clicks.js';
+import { clickPartition, loggedClickAt } from './demo-clicks.js';
 import type { LoggedClick } from './demo-records.js';
 import { wallClockMs } from './demo-telemetry.js';
 
@@ -83,7 +83,7 @@ export function feedClicks(topic: Topic<LoggedClick>, o: ClickFeedOptions): Clic
       if (due > next) {
         const batches: LoggedClick[][] = Array.from({ length: o.partitions }, () => []);
         for (let seq = next; seq < due; seq++) {
-          batches[clickPartition(seq, o.partitions)].push({ ...clickAt(seq, o.users), appendedAt: now });
+          batches[clickPartition(seq, o.partitions)].push(loggedClickAt(seq, o.users, now));
         }
         await Promise.all(
           batches.map((batch, partition) => {

@@ -6,7 +6,9 @@ import {
   DEMO_PAGES,
   DEMO_WINDOW_MS,
   demoWindowStart,
+  loggedClickAt,
 } from '../../../src/demo/demo-clicks.js';
+import { LogRecordCodec } from '../../../src/log/log-record-codec.js';
 
 describe('clickAt', () => {
   it('is deterministic and keeps the sequence number', () => {
@@ -47,6 +49,21 @@ describe('clickAt', () => {
     expect(tooLate).toBe(0);
     expect(maxLateness).toBeGreaterThan(CLICK_MAX_LATENESS_MS / 2); // really out of order
     expect(maxSeen).toBeGreaterThan(CLICK_EPOCH_MS + 7000); // and advancing
+  });
+});
+
+describe('loggedClickAt', () => {
+  it('is clickAt plus appendedAt, fields in the same order, encoded to the same log bytes', () => {
+    const codec = new LogRecordCodec();
+    const appendedAt = 1_767_225_600_123.456;
+    for (const seq of [0, 1, 17, 99_999, 1_234_567]) {
+      const spread = { ...clickAt(seq, 1000), appendedAt };
+      const built = loggedClickAt(seq, 1000, appendedAt);
+      expect(built).toEqual(spread);
+      expect(Object.keys(built)).toEqual(Object.keys(spread));
+      const [a, b] = codec.encodeAll('clicks', [built, spread]);
+      expect(Buffer.compare(a, b), String(seq)).toBe(0);
+    }
   });
 });
 
