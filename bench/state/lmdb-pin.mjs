@@ -5,8 +5,8 @@
 // transactionSync) plus 128 random uncached reads, with, between rounds, SLICE entries of a
 // full scan (the snapshot). Modes:
 //   none   no scan
-//   long   the scan holds one read transaction from its start to its end (today's snapshot)
-//   sliced the scan renews its read transaction every SLICE entries (no long-lived reader)
+//   long   the scan holds one read transaction from its start to its end (the snapshot before lmdbpin14)
+//   sliced the scan renews its read transaction every SLICE entries (no long-lived reader, as now)
 // Printed per mode: µs per round of state access (scan time excluded), minor/major page faults
 // of the process, data file size and LMDB's last page number at the end.
 // Usage: node bench/state/lmdb-pin.mjs KEYS ROUNDS [modes]
