@@ -7,6 +7,7 @@
  */
 
 import type { Packr } from 'msgpackr';
+import { StateAccessError } from '../errors.js';
 import type { ChainDecision, DeltaWork, SnapshotStrategy } from './incremental-chain.js';
 import {
   type ChunkKind,
@@ -168,7 +169,33 @@ export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements Keyed
    */
   protected abstract sectionsOf(g: number, dirty: D | undefined): ChunkSection[];
 
-  /** Called after group `g`'s sections were read, before they are encoded; `work`: entries in them. */
+  /**
+   * Set by a releasing encoding (a checkpoint's, the snapshot's last use): 1 for each group index
+   * it no longer reads (encoded already, or outside its delta). Copy-on-write skips those groups.
+   */
+  protected doneGroups: Uint8Array | undefined;
+
+  /**
+   * Called by `generate` before it encodes `groups` (every group for a full encoding, the dirty
+   * ones of a delta): throws while a releasing encoding runs; with `release`, starts one (the
+   * groups a delta does not visit are done at once, the others as {@link encodeGroups} reads them).
+   */
+  protected startEncoding(kind: ChunkKind, groups: GroupsToEncode<D>, release: boolean): void {
+    if (this.doneGroups !== undefined) {
+      throw new StateAccessError(
+        `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
+      );
+    }
+    if (!release) return;
+    const done = new Uint8Array(this.source.groupCount).fill(kind === 'full' ? 0 : 1);
+    if (kind !== 'full') for (const [g] of groups) done[g] = 0;
+    this.doneGroups = done;
+  }
+
+  /**
+   * Called after group `g`'s sections were read, before they are encoded (`work`: entries in them),
+   * and after `doneGroups` marked it done in a releasing encoding.
+   */
   protected groupRead(_g: number, _work: number): void {}
 
   /**
@@ -191,6 +218,7 @@ export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements Keyed
         tally.tombstones += s[3].length;
         work += s[2].length / 3 + s[3].length;
       }
+      if (this.doneGroups !== undefined) this.doneGroups[g] = 1;
       this.groupRead(g, work);
       if (sections.length > 0) {
         const chunk = encodeKeyGroupChunk(

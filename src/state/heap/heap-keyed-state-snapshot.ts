@@ -49,11 +49,6 @@ export class HeapKeyedStateSnapshot
   readonly #epochs: readonly DirtyEpoch[];
   /** Group index → table → live entry → its value at the barrier. Dropped on release. */
   #preimages: Map<number, Map<StateTable, Map<StateEntry, StateEntry>>> | undefined = new Map();
-  /**
-   * Set by a releasing serialization: 1 for the group indexes it no longer needs (encoded, or
-   * not part of its delta). Copy-on-write skips them.
-   */
-  #doneGroups: Uint8Array | undefined;
 
   /** @internal Created by `HeapKeyedStateBackend.snapshot`. */
   constructor(
@@ -81,7 +76,7 @@ export class HeapKeyedStateSnapshot
 
   /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
   needsPreimage(groupIndex: number): boolean {
-    return this.#doneGroups === undefined || this.#doneGroups[groupIndex] === 0;
+    return this.doneGroups === undefined || this.doneGroups[groupIndex] === 0;
   }
 
   /** @internal Copy-on-write hook (see `CopyOnWriteSnapshot`). */
@@ -115,18 +110,8 @@ export class HeapKeyedStateSnapshot
     release: boolean,
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
     this.#checkLive();
-    if (this.#doneGroups !== undefined) {
-      throw new StateAccessError(
-        `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
-      );
-    }
     const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEntries(this.#epochs);
-    if (release) {
-      // A delta reads only its dirty groups: the others need no preimage from now on.
-      const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
-      if (tally.kind !== 'full') for (const [g] of groups) done[g] = 0;
-      this.#doneGroups = done;
-    }
+    this.startEncoding(tally.kind, groups, release);
     try {
       yield* this.encodeGroups(tally, groups, YIELD_EVERY);
     } finally {
@@ -141,11 +126,7 @@ export class HeapKeyedStateSnapshot
 
   /** A releasing encoding encodes group `g` from its sections alone: its preimages can go. */
   protected override groupRead(g: number, work: number): void {
-    const done = this.#doneGroups;
-    if (done !== undefined) {
-      done[g] = 1;
-      this.#preimages!.delete(g);
-    }
+    if (this.doneGroups !== undefined) this.#preimages!.delete(g);
     this.#core.counters.entriesSerialized += work;
   }
 

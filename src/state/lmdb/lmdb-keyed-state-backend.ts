@@ -47,7 +47,6 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
   readonly #root: RootDatabase<Buffer, Buffer>;
   protected readonly core: LmdbStateCore;
   readonly store: StateHandles;
-  readonly #live = new Set<LmdbKeyedStateSnapshot>();
   #closing: Promise<void> | undefined;
 
   constructor(options: LmdbKeyedStateBackendOptions) {
@@ -110,7 +109,7 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
   }
 
   get liveSnapshots(): number {
-    return this.#live.size;
+    return this.core.live.size;
   }
 
   get closed(): boolean {
@@ -133,12 +132,8 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
       timestamp,
       begun,
       image,
-      (s) => {
-        this.#live.delete(s);
-        this.core.live.delete(s);
-      },
+      (s) => this.core.live.delete(s),
     );
-    this.#live.add(snap);
     this.core.live.add(snap);
     return snap;
   }
@@ -211,7 +206,7 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      for (const s of [...this.#live]) s.release();
+      for (const s of [...this.core.live]) s.release();
       try {
         await this.#root.close();
       } finally {

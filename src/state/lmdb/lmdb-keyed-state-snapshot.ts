@@ -25,7 +25,11 @@
 
 import type { Transaction } from 'lmdb';
 import { StateAccessError } from '../../errors.js';
-import { AbstractKeyedStateSnapshot, type EncodeTally } from '../abstract-keyed-state-snapshot.js';
+import {
+  AbstractKeyedStateSnapshot,
+  type DirtyKeys,
+  type EncodeTally,
+} from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
 import { internalKeyOf } from '../internal-key.js';
@@ -43,15 +47,16 @@ export const LMDB_YIELD_EVERY = 1024;
 /** A stored entry, decoded: `[userKey, wire value, expiresAt or 0]`. */
 type Stored = [unknown, unknown, number];
 
+/** A delta's groups: group index → table → internal key → user key (`mergeDirtyEpochs`). */
+type DeltaGroups = [number, DirtyKeys][];
+
 export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   readonly #core: LmdbStateCore;
   readonly #epochs: readonly DirtyEpoch[];
   /** Barrier bytes of the keys written back since the barrier (and pending at it); they win over LMDB. */
   #image: PendingImage | undefined;
-  /** Set by a releasing encoding: 1 for the groups it no longer needs preserved. */
-  #doneGroups: Uint8Array | undefined;
   /** Set by a releasing delta: the only keys it reads (group index → table → internal key → user key). */
-  #deltaKeys: Map<number, Map<StateTable, Map<unknown, unknown>>> | undefined;
+  #deltaKeys: Map<number, DirtyKeys> | undefined;
   readonly #onRelease: (s: LmdbKeyedStateSnapshot) => void;
 
   /** @internal Created by `LmdbKeyedStateBackend.snapshot`, with the pending writes' image. */
@@ -82,7 +87,7 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
    */
   preserve(g: number, table: StateTable, internalKey: unknown, key: Buffer): void {
     const image = this.#image;
-    if (image === undefined || this.#doneGroups?.[g] === 1) return;
+    if (image === undefined || this.doneGroups?.[g] === 1) return;
     // A releasing delta never reads a key it did not mark dirty: no barrier bytes for it.
     if (this.#deltaKeys !== undefined && this.#deltaKeys.get(g)?.get(table)?.has(internalKey) !== true)
       return;
@@ -94,28 +99,17 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     if (!bytes.has(internalKey)) bytes.set(internalKey, this.#core.db.getBinary(key));
   }
 
-  /** With `release`, the read transaction ends as soon as the encoding does. */
+  /** With `release`, barrier bytes are dropped group by group as they are read, and all at the end. */
   protected async *generate(
     tally: EncodeTally,
     release: boolean,
   ): AsyncGenerator<KeyGroupChunk, void, undefined> {
+    this.#live();
+    const groups = tally.kind === 'full' ? this.allGroups() : mergeDirtyEpochs(this.#epochs);
+    this.startEncoding(tally.kind, groups, release);
+    // A releasing delta reads only its dirty keys: write-backs of other keys need no barrier bytes.
+    if (release && tally.kind === 'delta') this.#deltaKeys = new Map(groups as DeltaGroups);
     try {
-      this.#live();
-      if (this.#doneGroups !== undefined) {
-        throw new StateAccessError(
-          `snapshot of checkpoint ${this.checkpointId} is being released by its last serialization`,
-        );
-      }
-      const groups = tally.kind === 'full' ? [...this.allGroups()] : mergeDirtyEpochs(this.#epochs);
-      if (release) {
-        // A delta reads only its dirty groups: the others need no barrier bytes from now on.
-        const done = new Uint8Array(this.#core.groupCount).fill(tally.kind === 'full' ? 0 : 1);
-        if (tally.kind !== 'full') {
-          for (const [g] of groups) done[g] = 0;
-          this.#deltaKeys = new Map(groups as [number, Map<StateTable, Map<unknown, unknown>>][]);
-        }
-        this.#doneGroups = done;
-      }
       yield* this.encodeGroups(tally, groups, LMDB_YIELD_EVERY);
     } finally {
       if (release) this.release();
@@ -153,12 +147,9 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
 
   /** A releasing encoding encodes group `g` from its sections alone: its barrier bytes can go. */
   protected override groupRead(g: number, _work: number): void {
-    const done = this.#doneGroups;
-    if (done !== undefined) {
-      done[g] = 1;
-      this.#image?.delete(g);
-      this.#deltaKeys?.delete(g);
-    }
+    if (this.doneGroups === undefined) return;
+    this.#image?.delete(g);
+    this.#deltaKeys?.delete(g);
   }
 
   /** Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no barrier bytes, then the image's keys LMDB no longer has. */

@@ -59,6 +59,8 @@ export interface CachedEntry extends StateEntry {
 /** A live snapshot: keeps a key's barrier bytes before a write-back overwrites them (`LmdbKeyedStateSnapshot.preserve`). */
 export interface BarrierPreserver {
   preserve(groupIndex: number, table: StateTable, internalKey: unknown, key: Buffer): void;
+  /** Stops preserving (and leaves `live`). */
+  release(): void;
 }
 
 interface PendingWrite {
@@ -112,7 +114,7 @@ export class LmdbStateCore implements KeyedStateCore {
   /** Dirty epochs since the last confirmed checkpoint and the delta base (incremental only). */
   readonly dirtyEpochs = new DirtyEpochs();
 
-  /** Live snapshots: each write-back lets them keep the barrier bytes of what it overwrites. */
+  /** Live snapshots (the backend's only list of them): each write-back lets them keep the barrier bytes of what it overwrites. */
   readonly live = new Set<BarrierPreserver>();
 
   /** Entries to write back, in first-touch order. Invariant: exactly the cached entries with `dirty`. */
