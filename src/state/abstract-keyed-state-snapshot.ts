@@ -9,12 +9,7 @@
 import type { Packr } from 'msgpackr';
 import { StateAccessError } from '../errors.js';
 import type { ChainDecision, DeltaWork, SnapshotStrategy } from './incremental-chain.js';
-import {
-  type ChunkKind,
-  type ChunkSection,
-  encodeKeyGroupChunk,
-  type KeyGroupChunk,
-} from './key-group-chunk.js';
+import { type ChunkKind, encodeKeyGroupChunk, type KeyGroupChunk } from './key-group-chunk.js';
 import type { KeyGroupRange } from './key-groups.js';
 import type {
   EncodeOptions,
@@ -24,6 +19,7 @@ import type {
   SerializedKeyedState,
   SnapshotMode,
 } from './keyed-state-backend.js';
+import { type SectionToEncode, upsertCount } from './number-section-writer.js';
 import type { StateTable } from './state-table.js';
 import type { ChunkHandle } from './storage/chunk-handle.js';
 
@@ -167,7 +163,7 @@ export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements Keyed
    * The barrier-time sections of group index `g`: every unexpired entry by state (`dirty`
    * undefined), or an upsert or a tombstone per dirty key. Throws once released.
    */
-  protected abstract sectionsOf(g: number, dirty: D | undefined): ChunkSection[];
+  protected abstract sectionsOf(g: number, dirty: D | undefined): SectionToEncode[];
 
   /**
    * Set by a releasing encoding (a checkpoint's, the snapshot's last use): 1 for each group index
@@ -214,9 +210,10 @@ export abstract class AbstractKeyedStateSnapshot<D = DirtyKeys> implements Keyed
       const sections = this.sectionsOf(g, dirty);
       let work = 0;
       for (const s of sections) {
-        tally.entries += s[2].length / 3;
+        const upserts = upsertCount(s);
+        tally.entries += upserts;
         tally.tombstones += s[3].length;
-        work += s[2].length / 3 + s[3].length;
+        work += upserts + s[3].length;
       }
       if (this.doneGroups !== undefined) this.doneGroups[g] = 1;
       this.groupRead(g, work);

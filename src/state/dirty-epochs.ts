@@ -17,6 +17,7 @@
  * fresh heap array), into a pending {@link DirtyEpoch}.
  */
 
+import type { SlotDirt } from './heap/number-slots.js';
 import type { StateEntry } from './state-entry.js';
 import type { StateTable } from './state-table.js';
 
@@ -37,7 +38,9 @@ export interface DirtyEpoch {
   readonly dirty: ReadonlyMap<StateTable, Map<number, Map<unknown, unknown>>>;
   /** heap: table → group index → entries first touched in this epoch. */
   readonly entries: ReadonlyMap<StateTable, readonly (StateEntry[] | undefined)[]>;
-  /** heap: Σ of the `entries` lists' lengths (for the full-or-delta decision). */
+  /** heap, number slots: table → group index → slots changed and keys removed in this epoch. */
+  readonly slots: ReadonlyMap<StateTable, readonly (SlotDirt | undefined)[]>;
+  /** heap: Σ of the `entries` lists' lengths and the slot changes (for the full-or-delta decision). */
   readonly entryCount: number;
 }
 
@@ -78,6 +81,7 @@ export class DirtyEpochs {
   ): { baseCheckpointId: number | undefined; epochs: readonly DirtyEpoch[] } {
     const dirty = new Map<StateTable, Map<number, Map<unknown, unknown>>>();
     const entries = new Map<StateTable, (StateEntry[] | undefined)[]>();
+    const slots = new Map<StateTable, (SlotDirt | undefined)[]>();
     let entryCount = 0;
     for (const t of tables) {
       if (t.dirty.size > 0) {
@@ -90,8 +94,15 @@ export class DirtyEpochs {
         t.dirtyEntries = new Array(t.groups.length);
         t.dirtyEntryCount = 0;
       }
+      const st = t.slots;
+      if (st !== undefined && st.dirtyCount > 0) {
+        slots.set(t, st.dirty);
+        entryCount += st.dirtyCount;
+        st.dirty = new Array(st.groups.length);
+        st.dirtyCount = 0;
+      }
     }
-    this.pending.push({ checkpointId, version, dirty, entries, entryCount });
+    this.pending.push({ checkpointId, version, dirty, entries, slots, entryCount });
     return { baseCheckpointId: this.lastConfirmedCheckpointId, epochs: this.pending.slice() };
   }
 
@@ -112,6 +123,10 @@ export class DirtyEpochs {
       t.dirty = new Map();
       t.dirtyEntries = new Array(t.groups.length);
       t.dirtyEntryCount = 0;
+      if (t.slots !== undefined) {
+        t.slots.dirty = new Array(t.slots.groups.length);
+        t.slots.dirtyCount = 0;
+      }
     }
     this.pending = [];
     this.lastConfirmedCheckpointId = baseCheckpointId;
@@ -125,25 +140,45 @@ export function dirtyEntryCount(epochs: readonly DirtyEpoch[]): number {
   return n;
 }
 
+/** Heap: what a delta encodes of one key group. */
+export interface HeapDirtyGroup {
+  /** Table → its changed-entry lists, ascending epoch. */
+  readonly entries: Map<StateTable, DirtyEntryList[]>;
+  /** Number-slot table → its slot changes, ascending epoch. */
+  readonly slots: Map<StateTable, SlotDirt[]>;
+}
+
 /**
- * Heap: group index → table → the changed-entry lists of `epochs` (ascending epoch), by ascending
- * group. Nothing is copied: O(epochs × tables × groups).
+ * Heap: group index → what changed in it over `epochs` (entry lists and slot changes, ascending
+ * epoch), by ascending group. Nothing is copied: O(epochs × tables × groups).
  */
-export function mergeDirtyEntries(
-  epochs: readonly DirtyEpoch[],
-): [number, Map<StateTable, DirtyEntryList[]>][] {
-  const byGroup = new Map<number, Map<StateTable, DirtyEntryList[]>>();
+export function mergeDirtyEntries(epochs: readonly DirtyEpoch[]): [number, HeapDirtyGroup][] {
+  const byGroup = new Map<number, HeapDirtyGroup>();
+  const groupOf = (g: number): HeapDirtyGroup => {
+    let d = byGroup.get(g);
+    if (d === undefined) byGroup.set(g, (d = { entries: new Map(), slots: new Map() }));
+    return d;
+  };
   for (const epoch of epochs) {
     for (const [table, groups] of epoch.entries) {
       for (let g = 0; g < groups.length; g++) {
         const entries = groups[g];
         if (entries === undefined) continue;
-        let byTable = byGroup.get(g);
-        if (byTable === undefined) byGroup.set(g, (byTable = new Map()));
+        const byTable = groupOf(g).entries;
         const lists = byTable.get(table);
         const list: DirtyEntryList = { version: epoch.version, entries };
         if (lists === undefined) byTable.set(table, [list]);
         else lists.push(list);
+      }
+    }
+    for (const [table, groups] of epoch.slots) {
+      for (let g = 0; g < groups.length; g++) {
+        const dirt = groups[g];
+        if (dirt === undefined) continue;
+        const byTable = groupOf(g).slots;
+        const lists = byTable.get(table);
+        if (lists === undefined) byTable.set(table, [dirt]);
+        else lists.push(dirt);
       }
     }
   }

@@ -23,6 +23,7 @@ import type { Packr } from 'msgpackr';
 import { encodeValue } from '../channels/msgpack-values.js';
 import { KeyGroupCorruptError, ValueNotSerializableError } from '../errors.js';
 import { crc32 } from './crc32.js';
+import { type SectionToEncode, SlotUpserts, writeSectionsPayload } from './number-section-writer.js';
 import { STATE_KINDS, type StateKind } from './state-entry.js';
 
 /** One key group's state in one snapshot. `bytes` carries its own header and checksum. */
@@ -48,7 +49,11 @@ export interface DecodedChunk {
  * that need it). A value that cannot be packed (a function) is reported naming its state and
  * operator: on that error path only, each section is packed alone to find the state.
  */
-function packSections(packr: Packr, sections: readonly ChunkSection[], operatorName: string): Uint8Array {
+function packSections(packr: Packr, sections: readonly SectionToEncode[], operatorName: string): Uint8Array {
+  if (sections.some((s) => s[2] instanceof SlotUpserts)) {
+    // Number slots (heap backend): written directly; the other sections packed one by one.
+    return writeSectionsPayload(packr, sections, (section) => packOneSection(packr, section, operatorName));
+  }
   try {
     return packr.pack(encodeValue(sections, true));
   } catch (e) {
@@ -60,6 +65,14 @@ function packSections(packr: Packr, sections: readonly ChunkSection[], operatorN
       }
     }
     throw e;
+  }
+}
+
+function packOneSection(packr: Packr, section: SectionToEncode, operatorName: string): Uint8Array {
+  try {
+    return packr.pack(encodeValue(section, true));
+  } catch (e) {
+    throw stateNotSerializable(section[0], operatorName, e);
   }
 }
 
@@ -98,7 +111,7 @@ export function encodeKeyGroupChunk(
   kind: ChunkKind,
   checkpointId: number,
   baseCheckpointId: number | undefined,
-  sections: readonly ChunkSection[],
+  sections: readonly SectionToEncode[],
   operatorName = 'keyed operator',
 ): KeyGroupChunk {
   const payload = packSections(packr, sections, operatorName);

@@ -7,6 +7,7 @@
 
 import { copyValue } from './copy-value.js';
 import { MapStateValue } from './handles/map-state-value.js';
+import type { NumberSlotTable } from './heap/number-slots.js';
 import type { StateEntry, StateKind } from './state-entry.js';
 
 export class StateTable {
@@ -47,6 +48,12 @@ export class StateTable {
    */
   cachedEntry: StateEntry | undefined = undefined;
   cachedStamp = -1;
+  /**
+   * Heap backend, state declared `{ type: 'number' }`: its keys and values live in number slots
+   * (`heap/number-slots.ts`) instead of entries. Entries of such a table exist only as restored
+   * before the declaration (moved into slots by it) and as their tombstones.
+   */
+  slots: NumberSlotTable | undefined = undefined;
 
   constructor(name: string, kind: StateKind, groupCount: number) {
     this.name = name;

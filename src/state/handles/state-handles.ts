@@ -23,6 +23,13 @@ import type { StateTable } from '../state-table.js';
 import { AggregatingStateHandle } from './aggregating-state-handle.js';
 import { ListStateHandle } from './list-state-handle.js';
 import { MapStateHandle } from './map-state-handle.js';
+import {
+  CheckedNumberReducingStateHandle,
+  CheckedNumberValueStateHandle,
+  hasNumberSlots,
+  SlotReducingStateHandle,
+  SlotValueStateHandle,
+} from './number-state-handles.js';
 import { ReducingStateHandle } from './reducing-state-handle.js';
 import { ValueStateHandle } from './value-state-handle.js';
 
@@ -56,7 +63,14 @@ export class StateHandles implements KeyedStateStore {
   value<T>(name: string, options?: StateOptions): ValueState<T> {
     const h = this.#lookup(name);
     if (h !== undefined && h.kind === 'value') return h as ValueStateHandle<T>;
-    return this.#register(name, 'value', options, (t) => new ValueStateHandle<T>(this.core, t));
+    const core = this.core;
+    return this.#register(name, 'value', options, (t) => {
+      if (options?.type !== 'number') return new ValueStateHandle<T>(core, t);
+      const numbers = hasNumberSlots(core)
+        ? new SlotValueStateHandle(core, t)
+        : new CheckedNumberValueStateHandle(core, t);
+      return numbers as unknown as ValueStateHandle<T>;
+    });
   }
 
   list<T>(name: string, options?: StateOptions): ListState<T> {
@@ -77,12 +91,15 @@ export class StateHandles implements KeyedStateStore {
     if (h !== undefined && h.kind === 'reducing') return h as ReducingStateHandle<T>;
     if (typeof reduceFn !== 'function')
       throw new TypeError(`reducing state '${name}' needs a reduce function`);
-    return this.#register(
-      name,
-      'reducing',
-      options,
-      (t) => new ReducingStateHandle<T>(this.core, t, reduceFn),
-    );
+    const core = this.core;
+    return this.#register(name, 'reducing', options, (t) => {
+      if (options?.type !== 'number') return new ReducingStateHandle<T>(core, t, reduceFn);
+      const fn = reduceFn as unknown as ReduceFunction<number>;
+      const numbers = hasNumberSlots(core)
+        ? new SlotReducingStateHandle(core, t, fn)
+        : new CheckedNumberReducingStateHandle(core, t, fn);
+      return numbers as unknown as ReducingStateHandle<T>;
+    });
   }
 
   /** The aggregate function of the first call for `name` is the one used. */
@@ -134,6 +151,17 @@ export class StateHandles implements KeyedStateStore {
     const ttlMs = options?.ttlMs;
     if (ttlMs !== undefined && !(typeof ttlMs === 'number' && ttlMs > 0 && Number.isFinite(ttlMs))) {
       throw new RangeError(`ttlMs of state '${name}' must be a positive finite number, got ${ttlMs}`);
+    }
+    const type = options?.type;
+    if (type !== undefined) {
+      if (type !== 'number') {
+        throw new RangeError(`type of state '${name}' must be 'number' or absent, got ${String(type)}`);
+      }
+      if (kind !== 'value' && kind !== 'reducing') {
+        throw new RangeError(
+          `state '${name}': { type: 'number' } is for value and reducing state, not ${kind} state`,
+        );
+      }
     }
     const table = this.table(name, kind);
     table.ttlMs = ttlMs;

@@ -9,14 +9,17 @@
  * `serialize`/`release` on the snapshot afterwards (asynchronously, interleaved with records).
  */
 
+import { StateAccessError } from '../../errors.js';
 import { AbstractKeyedStateBackend } from '../abstract-keyed-state-backend.js';
 import { StateHandles } from '../handles/state-handles.js';
 import { internalKeyOf } from '../internal-key.js';
 import type { DecodedChunk } from '../key-group-chunk.js';
 import type { KeyedStateBackendOptions } from '../keyed-state-backend.js';
 import type { StateEntry } from '../state-entry.js';
+import type { StateTable } from '../state-table.js';
 import { HeapKeyedStateSnapshot } from './heap-keyed-state-snapshot.js';
 import { type CopyOnWriteCounters, HeapStateCore } from './heap-state-core.js';
+import type { NumberSlotTable } from './number-slots.js';
 
 export type HeapKeyedStateBackendOptions = KeyedStateBackendOptions;
 
@@ -73,9 +76,18 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
   protected applyChunk(kg: number, g: number, decoded: DecodedChunk, now: number): void {
     const core = this.core;
     const version = core.epoch;
-    if (decoded.kind === 'full') for (const t of core.tables.values()) t.groups[g] = undefined;
+    if (decoded.kind === 'full') {
+      for (const t of core.tables.values()) {
+        t.groups[g] = undefined;
+        if (t.slots !== undefined) clearSlotGroup(t.slots, g);
+      }
+    }
     for (const [name, kind, upserts, tombstones] of decoded.sections) {
       const table = this.restoredTable(kg, name, kind);
+      if (table.slots !== undefined) {
+        this.#applyToSlots(kg, g, table, upserts, tombstones, now);
+        continue;
+      }
       let m = table.groups[g];
       if (m === undefined) table.groups[g] = m = new Map<unknown, StateEntry>();
       for (const key of tombstones) m.delete(internalKeyOf(key));
@@ -93,6 +105,61 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
       }
       if (m.size === 0) table.groups[g] = undefined;
     }
+  }
+
+  /**
+   * A section restored into a state already declared `{ type: 'number' }` (restore after the
+   * declaration): into its slots. A non-number value is refused naming key group and state.
+   */
+  #applyToSlots(
+    kg: number,
+    g: number,
+    table: StateTable,
+    upserts: readonly unknown[],
+    tombstones: readonly unknown[],
+    now: number,
+  ): void {
+    const slots = table.slots!;
+    for (let i = 1; i < upserts.length; i += 3) {
+      if (typeof upserts[i] !== 'number') {
+        throw new StateAccessError(
+          `restore of key group ${kg}, state '${table.name}': it is declared { type: 'number' } but the checkpoint holds a ${typeof upserts[i]} value`,
+        );
+      }
+    }
+    const epoch = this.core.epoch;
+    const grp = slots.group(g, epoch);
+    const free = (ik: unknown): void => {
+      const s = slots.index.get(ik);
+      if (s === undefined) return;
+      slots.index.delete(ik);
+      grp.keys[s] = undefined;
+      grp.internalKeys[s] = undefined;
+      grp.size--;
+      grp.free.push(s);
+    };
+    for (const key of tombstones) free(internalKeyOf(key));
+    for (let i = 0; i < upserts.length; i += 3) {
+      const key = upserts[i];
+      const exp = upserts[i + 2] as number;
+      const expiresAt = exp === 0 ? Number.POSITIVE_INFINITY : exp;
+      const ik = internalKeyOf(key);
+      if (expiresAt <= now) {
+        free(ik);
+        continue;
+      }
+      let s = slots.index.get(ik);
+      if (s === undefined) {
+        s = grp.allocate();
+        grp.keys[s] = key;
+        grp.internalKeys[s] = ik;
+        grp.size++;
+        slots.index.set(ik, s);
+      }
+      grp.values[s] = upserts[i + 1] as number;
+      if (grp.expires !== undefined) grp.expires[s] = expiresAt;
+    }
+    grp.version = epoch;
   }
 
   protected endRestore(): void {
@@ -114,10 +181,26 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
       if (m === undefined) continue;
       for (const e of m.values()) if (e.expiresAt > now) yield e.key;
     }
+    if (table.slots === undefined) return;
+    for (const grp of table.slots.groups) {
+      if (grp === undefined) continue;
+      for (let s = 0; s < grp.count; s++) {
+        if (grp.keys[s] !== undefined && (grp.expires === undefined || grp.expires[s] > now))
+          yield grp.keys[s];
+      }
+    }
   }
 
   /** Nothing to release: state lives in JS memory. */
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/** Empties group index `g` of `slots` (a full chunk replaces the group). Restore only: no snapshot is live. */
+function clearSlotGroup(slots: NumberSlotTable, g: number): void {
+  const grp = slots.groups[g];
+  if (grp === undefined) return;
+  for (let s = 0; s < grp.count; s++) if (grp.keys[s] !== undefined) slots.index.delete(grp.internalKeys[s]);
+  slots.groups[g] = undefined;
 }

@@ -25,18 +25,20 @@ import {
   type EncodeTally,
   wireExpiry,
 } from '../abstract-keyed-state-snapshot.js';
-import { type DirtyEntryList, type DirtyEpoch, mergeDirtyEntries } from '../dirty-epochs.js';
+import { type DirtyEpoch, type HeapDirtyGroup, mergeDirtyEntries } from '../dirty-epochs.js';
 import type { DeltaWork, SnapshotStrategy } from '../incremental-chain.js';
-import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
+import type { KeyGroupChunk } from '../key-group-chunk.js';
+import { type SectionToEncode, SlotUpserts } from '../number-section-writer.js';
 import type { StateEntry } from '../state-entry.js';
 import type { StateTable } from '../state-table.js';
 import type { CopyOnWriteSnapshot, HeapStateCore } from './heap-state-core.js';
+import type { NumberSlotView } from './number-slots.js';
 
 /** Entries encoded between two yields to the event loop (a key group is never split). */
 export const YIELD_EVERY = 4096;
 
-/** A group's changed entries in a delta: table → its lists, one per pending epoch. */
-type DirtyLists = Map<StateTable, DirtyEntryList[]>;
+/** A group's changes in a delta: changed entries and slot changes by table, per pending epoch. */
+type DirtyLists = HeapDirtyGroup;
 
 export class HeapKeyedStateSnapshot
   extends AbstractKeyedStateSnapshot<DirtyLists>
@@ -49,6 +51,8 @@ export class HeapKeyedStateSnapshot
   readonly #epochs: readonly DirtyEpoch[];
   /** Group index → table → live entry → its value at the barrier. Dropped on release. */
   #preimages: Map<number, Map<StateTable, Map<StateEntry, StateEntry>>> | undefined = new Map();
+  /** Number slots: group index → table → the group's slots at the barrier. Dropped on release. */
+  #groupCopies: Map<number, Map<StateTable, NumberSlotView>> | undefined = new Map();
 
   /** @internal Created by `HeapKeyedStateBackend.snapshot`. */
   constructor(
@@ -90,10 +94,33 @@ export class HeapKeyedStateSnapshot
     byKey.set(entry, preimage);
   }
 
+  /** @internal Copy-on-write hook for number slots (see `CopyOnWriteSnapshot`). */
+  addGroupCopy(groupIndex: number, table: StateTable, copy: NumberSlotView): void {
+    const copies = this.#groupCopies;
+    if (copies === undefined) return;
+    let byTable = copies.get(groupIndex);
+    if (byTable === undefined) copies.set(groupIndex, (byTable = new Map()));
+    byTable.set(table, copy);
+  }
+
+  /**
+   * What this snapshot sees of `table`'s number slots in group `g`: its copy, else the live group
+   * if unchanged since the barrier, else nothing (created after the barrier).
+   */
+  #slotView(g: number, table: StateTable): NumberSlotView | undefined {
+    const st = table.slots;
+    if (st === undefined) return undefined;
+    const copy = this.#groupCopies!.get(g)?.get(table);
+    if (copy !== undefined) return copy;
+    const grp = st.groups[g];
+    return grp !== undefined && grp.version <= this.version ? grp : undefined;
+  }
+
   /** Stops copy-on-write for this snapshot and drops its preimages. Idempotent. */
   release(): void {
     if (this.#preimages === undefined) return;
     this.#preimages = undefined;
+    this.#groupCopies = undefined;
     this.#core.removeLive(this);
   }
 
@@ -119,14 +146,17 @@ export class HeapKeyedStateSnapshot
     }
   }
 
-  protected sectionsOf(g: number, dirty: DirtyLists | undefined): ChunkSection[] {
+  protected sectionsOf(g: number, dirty: DirtyLists | undefined): SectionToEncode[] {
     this.#checkLive();
     return dirty === undefined ? this.#fullSections(g) : this.#deltaSections(g, dirty);
   }
 
   /** A releasing encoding encodes group `g` from its sections alone: its preimages can go. */
   protected override groupRead(g: number, work: number): void {
-    if (this.doneGroups !== undefined) this.#preimages!.delete(g);
+    if (this.doneGroups !== undefined) {
+      this.#preimages!.delete(g);
+      this.#groupCopies!.delete(g);
+    }
     this.#core.counters.entriesSerialized += work;
   }
 
@@ -135,8 +165,8 @@ export class HeapKeyedStateSnapshot
    * if still live, removed (TTL clean-up at snapshot; the removal preserves them for older live
    * snapshots that still see them).
    */
-  #fullSections(g: number): ChunkSection[] {
-    const sections: ChunkSection[] = [];
+  #fullSections(g: number): SectionToEncode[] {
+    const sections: SectionToEncode[] = [];
     const version = this.version;
     const ts = this.timestamp;
     const preByTable = this.#preimages!.get(g);
@@ -159,11 +189,37 @@ export class HeapKeyedStateSnapshot
           if (p.expiresAt > ts) upserts.push(p.key, table.toWire(p.value), wireExpiry(p.expiresAt));
         }
       }
-      if (upserts.length > 0) {
-        sections.push([table.name, table.kind, upserts, []]);
-      }
+      const slots = this.#fullSlots(g, table);
+      if (slots !== undefined && upserts.length > 0) upserts.push(...slots.toArray());
+      if (upserts.length > 0) sections.push([table.name, table.kind, upserts, []]);
+      else if (slots !== undefined) sections.push([table.name, table.kind, slots, []]);
     }
     return sections;
+  }
+
+  /**
+   * Every unexpired slot of `table` in group `g` as of the barrier, or undefined when none. Slots
+   * expired at the barrier are skipped and, if the view is the live group, freed afterwards (TTL
+   * clean-up, as for entries).
+   */
+  #fullSlots(g: number, table: StateTable): SlotUpserts | undefined {
+    const view = this.#slotView(g, table);
+    if (view === undefined) return undefined;
+    const { keys, expires, count } = view;
+    const ts = this.timestamp;
+    const list: number[] = [];
+    let expired: number[] | undefined;
+    for (let s = 0; s < count; s++) {
+      if (keys[s] === undefined) continue;
+      if (expires !== undefined && expires[s] <= ts) {
+        if (view === table.slots!.groups[g]) (expired ??= []).push(s);
+        continue;
+      }
+      list.push(s);
+    }
+    // After the walk: freeing is a change, which copies the group for live snapshots.
+    if (expired !== undefined) for (const s of expired) this.#core.removeSlot(table.slots!, g, s);
+    return list.length > 0 ? new SlotUpserts(view, list) : undefined;
   }
 
   /**
@@ -176,12 +232,12 @@ export class HeapKeyedStateSnapshot
    * and an upsert of that key: restore applies a section's tombstones before its upserts, and at
    * most one of them was live at the barrier, so the key ends as it was at the barrier.
    */
-  #deltaSections(g: number, dirty: DirtyLists): ChunkSection[] {
-    const sections: ChunkSection[] = [];
+  #deltaSections(g: number, dirty: DirtyLists): SectionToEncode[] {
+    const sections: SectionToEncode[] = [];
     const version = this.version;
     const ts = this.timestamp;
     const preByTable = this.#preimages!.get(g);
-    for (const [table, lists] of dirty) {
+    for (const [table, lists] of dirty.entries) {
       const upserts: unknown[] = [];
       const tombstones: unknown[] = [];
       const pre = preByTable?.get(table);
@@ -209,8 +265,51 @@ export class HeapKeyedStateSnapshot
           else tombstones.push(e.key);
         }
       }
+      const slots = this.#deltaSlots(g, table, dirty, tombstones);
+      if (slots !== undefined) upserts.push(...slots.toArray());
       sections.push([table.name, table.kind, upserts, tombstones]);
     }
+    for (const table of dirty.slots.keys()) {
+      if (dirty.entries.has(table)) continue; // written above, with its entries
+      const tombstones: unknown[] = [];
+      const slots = this.#deltaSlots(g, table, dirty, tombstones);
+      sections.push([table.name, table.kind, slots ?? [], tombstones]);
+    }
     return sections;
+  }
+
+  /**
+   * The barrier-time view of `table`'s changed slots in group `g` over the delta's epochs: each
+   * changed slot once, as an upsert if it holds an unexpired key at the barrier (a slot re-used by
+   * another key writes that key; one expired at the barrier is a tombstone), and every key removed
+   * in those epochs as a tombstone (pushed onto `tombstones`; restore applies a section's
+   * tombstones before its upserts, so a key removed and inserted again ends as its upsert).
+   */
+  #deltaSlots(
+    g: number,
+    table: StateTable,
+    dirty: DirtyLists,
+    tombstones: unknown[],
+  ): SlotUpserts | undefined {
+    const dirts = dirty.slots.get(table);
+    if (dirts === undefined) return undefined;
+    for (const d of dirts) for (const k of d.removedKeys) tombstones.push(k);
+    const view = this.#slotView(g, table);
+    if (view === undefined) return undefined;
+    const { keys, expires, count } = view;
+    const ts = this.timestamp;
+    const seen = new Uint8Array(count);
+    const list: number[] = [];
+    for (const d of dirts) {
+      for (const s of d.slots) {
+        if (s >= count || seen[s] === 1) continue;
+        seen[s] = 1;
+        const key = keys[s];
+        if (key === undefined) continue;
+        if (expires !== undefined && expires[s] <= ts) tombstones.push(key);
+        else list.push(s);
+      }
+    }
+    return list.length > 0 ? new SlotUpserts(view, list) : undefined;
   }
 }

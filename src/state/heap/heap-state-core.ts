@@ -45,11 +45,12 @@
 import { StateAccessError } from '../../errors.js';
 import { type DirtyEpoch, DirtyEpochs, dirtyEntryCount, markDirtyEntry } from '../dirty-epochs.js';
 import type { DeltaWork } from '../incremental-chain.js';
-import { setCurrentKeyFields } from '../internal-key.js';
+import { describeKey, setCurrentKeyFields } from '../internal-key.js';
 import type { KeyGroupRange } from '../key-groups.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateEntry, StateKind } from '../state-entry.js';
 import { StateTable } from '../state-table.js';
+import { copyForSnapshot, type NumberSlotGroup, NumberSlotTable, type NumberSlotView } from './number-slots.js';
 
 /**
  * `expiresAt` of a removed entry: it is no longer in its table, but may still be in a dirty list
@@ -72,6 +73,11 @@ export interface CopyOnWriteSnapshot {
    * (the preimage's key in the snapshot), `preimage` its value at the barrier.
    */
   addPreimage(groupIndex: number, table: StateTable, entry: StateEntry, preimage: StateEntry): void;
+  /**
+   * Number slots: called at most once per (group, table) for this snapshot, at the group's first
+   * change after the barrier: `copy` is the group as the snapshot sees it.
+   */
+  addGroupCopy(groupIndex: number, table: StateTable, copy: NumberSlotView): void;
 }
 
 /** Work counters, for tests and metrics. Monotonic. */
@@ -84,6 +90,10 @@ export interface CopyOnWriteCounters {
   snapshotSyncWork: number;
   /** Entries visited while serializing snapshots (async part). */
   entriesSerialized: number;
+  /** Number-slot groups copied for live snapshots (one per group and epoch while needed). */
+  groupCopies: number;
+  /** Slots in those copies. */
+  slotsCopied: number;
 }
 
 export interface HeapStateCoreOptions {
@@ -134,6 +144,8 @@ export class HeapStateCore implements KeyedStateCore {
     valuesCopied: 0,
     snapshotSyncWork: 0,
     entriesSerialized: 0,
+    groupCopies: 0,
+    slotsCopied: 0,
   };
 
   constructor(options: HeapStateCoreOptions) {
@@ -304,6 +316,138 @@ export class HeapStateCore implements KeyedStateCore {
     e.version = this.epoch;
   }
 
+  // ---- Number slots (state declared `{ type: 'number' }`, see number-slots.ts) ----
+
+  /**
+   * The number slots of `table`, made on the declaration: entries it holds (restored before the
+   * declaration) move into slots — each is removed as a write (preimage for live snapshots, a
+   * tombstone in the dirty lists) and inserted as a change of the current epoch. Throws
+   * StateAccessError, changing nothing, if one of them is not a number. O(entries), once.
+   */
+  numberSlots(table: StateTable): NumberSlotTable {
+    if (table.slots !== undefined) return table.slots;
+    for (const m of table.groups) {
+      if (m === undefined) continue;
+      for (const e of m.values()) {
+        if (typeof e.value !== 'number') {
+          throw new StateAccessError(
+            `state '${table.name}' of ${this.operatorName} is declared { type: 'number' } but holds a ${describeType(e.value)} value for key ${describeKey(e.key)} (restored from a checkpoint written without the declaration?)`,
+          );
+        }
+      }
+    }
+    const slots = new NumberSlotTable(table, this.groupCount, table.ttlMs !== undefined, this.incremental);
+    const now = this.clock();
+    for (let g = 0; g < table.groups.length; g++) {
+      const m = table.groups[g];
+      if (m === undefined) continue;
+      for (const [ik, e] of [...m]) {
+        const expiresAt = e.expiresAt;
+        this.removeAt(table, g, ik, e);
+        if (expiresAt <= now) continue;
+        const grp = slots.group(g, this.epoch);
+        const s = grp.allocate();
+        grp.keys[s] = e.key;
+        grp.internalKeys[s] = ik;
+        grp.values[s] = e.value as number;
+        if (grp.expires !== undefined) grp.expires[s] = expiresAt;
+        grp.size++;
+        slots.index.set(ik, s);
+        if (slots.incremental) slots.markDirty(g, grp, s, this.epoch);
+      }
+    }
+    this.keyStamp++;
+    table.slots = slots;
+    return slots;
+  }
+
+  /**
+   * The current key's slot in `slots` (−1: none). An expired value is removed (a write) and not
+   * returned. Cost: one Map lookup on the first access per key switch, one comparison after.
+   */
+  findSlot(table: StateTable, slots: NumberSlotTable): number {
+    const g = this.groupIndex;
+    if (g < 0) throw new StateAccessError(`keyed state '${table.name}' accessed with no current key`);
+    let s: number;
+    if (slots.cachedStamp === this.keyStamp) {
+      s = slots.cachedSlot;
+    } else {
+      s = slots.index.get(this.internalKey) ?? -1;
+      slots.cachedSlot = s;
+      slots.cachedStamp = this.keyStamp;
+    }
+    if (s >= 0 && slots.ttl && slots.groups[g]!.expires![s] <= this.clock()) {
+      this.removeSlot(slots, g, s);
+      return -1;
+    }
+    return s;
+  }
+
+  /** Overwrites the current key's slot `s` with `value` (refreshing its TTL). */
+  writeSlot(table: StateTable, slots: NumberSlotTable, s: number, value: number): void {
+    const g = this.groupIndex;
+    const grp = slots.groups[g]!;
+    if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
+    if (slots.incremental) slots.markDirty(g, grp, s, this.epoch);
+    grp.values[s] = value;
+    if (grp.expires !== undefined) grp.expires[s] = this.expiresAt(table);
+  }
+
+  /** Gives the current key (which has no slot) a slot holding `value`. */
+  insertSlot(table: StateTable, slots: NumberSlotTable, value: number): void {
+    const g = this.groupIndex;
+    const grp = slots.group(g, this.epoch);
+    if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
+    const s = grp.allocate();
+    grp.keys[s] = this.currentKey;
+    grp.internalKeys[s] = this.internalKey;
+    grp.values[s] = value;
+    if (grp.expires !== undefined) grp.expires[s] = this.expiresAt(table);
+    grp.size++;
+    slots.index.set(this.internalKey, s);
+    slots.cachedSlot = s;
+    slots.cachedStamp = this.keyStamp;
+    if (slots.incremental) slots.markDirty(g, grp, s, this.epoch);
+  }
+
+  /** Frees slot `s` of group index `g` (any key: also TTL clean-up). */
+  removeSlot(slots: NumberSlotTable, g: number, s: number): void {
+    const grp = slots.groups[g]!;
+    const table = slots.table;
+    if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
+    const key = grp.keys[s];
+    slots.index.delete(grp.internalKeys[s]);
+    grp.keys[s] = undefined;
+    grp.internalKeys[s] = undefined;
+    grp.size--;
+    grp.free.push(s);
+    if (slots.cachedSlot === s && slots.cachedStamp === this.keyStamp && g === this.groupIndex)
+      slots.cachedSlot = -1;
+    if (slots.incremental) slots.markRemoved(g, key);
+  }
+
+  /**
+   * The first change of slot group `grp` (index `g`) in this epoch: every live snapshot that still
+   * reads the group and saw it as it is now (`version >= grp.version`) gets one shared copy.
+   */
+  #firstGroupTouch(table: StateTable, g: number, grp: NumberSlotGroup): void {
+    if (grp.version <= this.maxLiveVersion) {
+      let copy: NumberSlotView | undefined;
+      for (let i = this.live.length - 1; i >= 0; i--) {
+        const s = this.live[i];
+        if (s.version < grp.version) break;
+        if (!s.needsPreimage(g)) continue;
+        if (copy === undefined) {
+          copy = copyForSnapshot(grp);
+          this.counters.groupCopies++;
+          this.counters.slotsCopied += copy.count;
+        }
+        s.addGroupCopy(g, table, copy);
+      }
+    }
+    grp.version = this.epoch;
+  }
+
   /**
    * The synchronous part of a snapshot: closes the current epoch. Returns the snapshot's version,
    * the delta base and the dirty epochs the delta must cover. O(tables + pending epochs).
@@ -322,7 +466,7 @@ export class HeapStateCore implements KeyedStateCore {
     }
     const closed = this.dirtyEpochs.close(checkpointId, version, this.tables.values());
     let live = 0;
-    for (const t of this.tables.values()) live += t.index.size;
+    for (const t of this.tables.values()) live += t.index.size + (t.slots?.size ?? 0);
     this.counters.snapshotSyncWork += 1 + 2 * this.tables.size + closed.epochs.length;
     return { version, ...closed, work: { dirty: dirtyEntryCount(closed.epochs), live } };
   }
@@ -340,4 +484,9 @@ export class HeapStateCore implements KeyedStateCore {
     this.live.splice(i, 1);
     this.maxLiveVersion = this.live.length > 0 ? this.live[this.live.length - 1].version : 0;
   }
+}
+
+/** `typeof`, with null and arrays named, for error messages. */
+function describeType(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
 }
