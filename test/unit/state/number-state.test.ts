@@ -15,11 +15,7 @@ import type { StateOptions } from '../../../src/api/functions.js';
 import { StateAccessError } from '../../../src/errors.js';
 import type { AbstractKeyedStateSnapshot } from '../../../src/state/abstract-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
-import {
-  canonicalKey,
-  keyGroupRangeFor,
-  operatorIndexForKeyGroup,
-} from '../../../src/state/key-groups.js';
+import { canonicalKey, keyGroupRangeFor, operatorIndexForKeyGroup } from '../../../src/state/key-groups.js';
 import type { KeyedStateBackend } from '../../../src/state/keyed-state-backend.js';
 import { closeBackends, keyGroupOf, syncBackendFactories } from './backend-factories.js';
 
@@ -109,7 +105,7 @@ it('the matchers used here compare numbers with Object.is', () => {
   expect(-0).not.toBe(0);
 });
 
-describe.each(BACKENDS)('%s: writes of non-numbers are refused', (kind) => {
+describe.each(BACKENDS)('%s: what is not a number is refused', (kind) => {
   it('value: update(non-number) throws StateAccessError naming the state; the value is unchanged', () => {
     const b = make(kind);
     const price = b.value<number>('price', NUM);
@@ -180,22 +176,22 @@ describe.each(BACKENDS)('%s: writes of non-numbers are refused', (kind) => {
   });
 
   it.each([
-    ['list', (b: KeyedStateBackend) => b.list('l1', NUM), 'l1'],
-    ['map', (b: KeyedStateBackend) => b.map('m1', NUM), 'm1'],
+    ['list state, type number', (b: KeyedStateBackend) => b.list('l1', NUM), 'l1'],
+    ['map state, type number', (b: KeyedStateBackend) => b.map('m1', NUM), 'm1'],
     [
-      'aggregating',
+      'aggregating state, type number',
       (b: KeyedStateBackend) =>
         b.aggregating('a1', { createAccumulator: () => 0, add: add, getResult: (x: number) => x }, NUM),
       'a1',
     ],
-    ['value of another type', (b: KeyedStateBackend) => b.value('v1', { type: 'string' } as never), 'v1'],
+    ['value state, type string', (b: KeyedStateBackend) => b.value('v1', { type: 'string' } as never), 'v1'],
     [
-      'reducing of another type',
+      'reducing state, type string',
       (b: KeyedStateBackend) => b.reducing('r1', add, { type: 'string' } as never),
       'r1',
     ],
-    ['value of type true', (b: KeyedStateBackend) => b.value('v2', { type: true } as never), 'v2'],
-  ])('%s state with a type throws RangeError at registration, naming the state', (_what, register, name) => {
+    ['value state, type true', (b: KeyedStateBackend) => b.value('v2', { type: true } as never), 'v2'],
+  ])('%s: RangeError at registration, naming the state', (_what, register, name) => {
     const b = make(kind);
     const err = thrown(() => register(b));
     expect(err).toBeInstanceOf(RangeError);
@@ -217,7 +213,9 @@ function writeSpecials(b: KeyedStateBackend, declared: boolean) {
 describe('special numbers round-trip through full and incremental snapshots', () => {
   const cases = BACKENDS.flatMap((from) =>
     [true, false].flatMap((fromDeclared) =>
-      BACKENDS.flatMap((into) => [true, false].map((intoDeclared) => ({ from, fromDeclared, into, intoDeclared }))),
+      BACKENDS.flatMap((into) =>
+        [true, false].map((intoDeclared) => ({ from, fromDeclared, into, intoDeclared })),
+      ),
     ),
   ).filter((c) => c.fromDeclared || c.intoDeclared);
   it.each(cases)(
@@ -332,7 +330,7 @@ describe.each(BACKENDS)('%s: TTL of declared number state', (kind) => {
 describe('rescaling restores declared number state', () => {
   const KEYS = 1500;
   const keyOf = (i: number) => (i % 2 === 0 ? `key-${i}` : i);
-  const valueOf = (i: number) => SPECIALS[i % SPECIALS.length] + (i % 5 === 0 ? 0 : i / 7);
+  const numberAt = (i: number) => SPECIALS[i % SPECIALS.length] + (i % 5 === 0 ? 0 : i / 7);
 
   function subtasks(kind: string, parallelism: number) {
     return Array.from({ length: parallelism }, (_, i) =>
@@ -341,7 +339,8 @@ describe('rescaling restores declared number state', () => {
   }
   async function snapshotAll(backends: KeyedStateBackend[], checkpointId: number) {
     const chunks: KeyGroupChunk[] = [];
-    for (const b of backends) chunks.push(...(await b.snapshot(checkpointId).encode('full', { release: true })).chunks);
+    for (const b of backends)
+      chunks.push(...(await b.snapshot(checkpointId).encode('full', { release: true })).chunks);
     return chunks;
   }
   /** Every key held exactly once over `backends`, with its value. */
@@ -369,10 +368,10 @@ describe('rescaling restores declared number state', () => {
       const owner = two[operatorIndexForKeyGroup(MAX_P, 2, keyGroupOf(key, MAX_P))];
       owner.setCurrentKey(key);
       const { n, r } = numberStates(owner, true);
-      n.update(valueOf(i));
+      n.update(numberAt(i));
       r.add(i / 4);
       r.add(-0.5);
-      expected.n[canonicalKey(key)] = valueOf(i);
+      expected.n[canonicalKey(key)] = numberAt(i);
       expected.r[canonicalKey(key)] = i / 4 - 0.5;
     }
     const cp1 = await snapshotAll(two, 1);
