@@ -3,11 +3,20 @@
  * TTL expiry, and serialization interleaved with later writes) against a reference model. Every
  * snapshot, restored from its full serialization AND from its incremental chain (full base +
  * deltas), equals the model's state at its barrier.
+ *
+ * Declared-number state (`nv`: value, `nr`: reducing sum, both `{ type: 'number' }`) holds any
+ * number (-0, NaN, ±Infinity, fractions) on keys spread over every key group, written and cleared
+ * in runs of keys, so that copy-on-write per key group, removals and re-insertions happen while
+ * snapshots are live and between the chunks of releasing serializations (`begin`/`step`). The
+ * dumps are compared with `toEqual`, which compares numbers with `Object.is` (-0 ≠ 0, NaN = NaN).
+ * Restores alternate between declaring the number states and not (the chunk format is shared).
  */
 
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StateOptions } from '../../../src/api/functions.js';
 import { StateAccessError } from '../../../src/errors.js';
+import type { AbstractKeyedStateSnapshot } from '../../../src/state/abstract-keyed-state-snapshot.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
 import type {
@@ -28,7 +37,24 @@ import {
 const MAX_P = 16;
 const RANGE = { start: 0, end: MAX_P - 1 };
 const TTL = 10;
-const SCHEMA: Schema = { v: 'value', t: 'value', l: 'list', m: 'map', r: 'reducing', a: 'aggregating' };
+const SCHEMA: Schema = {
+  v: 'value',
+  t: 'value',
+  l: 'list',
+  m: 'map',
+  r: 'reducing',
+  a: 'aggregating',
+  nv: 'value',
+  nr: 'reducing',
+};
+// Until `type` is part of StateOptions this line is a type error.
+const NUM: StateOptions = { type: 'number' };
+const addNumbers = (x: number, y: number) => x + y;
+
+/** Registers the declared-number states (before any undeclared lookup of them). */
+function declareNumbers(b: KeyedStateBackend) {
+  return { nv: b.value<number>('nv', NUM), nr: b.reducing<number>('nr', addNumbers, NUM) };
+}
 
 type Op =
   | {
@@ -40,14 +66,27 @@ type Op =
   | { op: 'lupdate'; key: unknown; ns: number[] }
   | { op: 'mput' | 'mmut'; key: unknown; mk: string; n: number }
   | { op: 'mremove'; key: unknown; mk: string }
+  | { op: 'nset' | 'nradd'; key: unknown; x: number }
+  | { op: 'nclear' | 'nundefined' | 'nread' | 'nrclear' | 'nrread'; key: unknown }
+  | { op: 'nfill'; from: number; count: number; x: number; clear: boolean }
   | { op: 'tick'; ms: number }
   | { op: 'snapshot' }
   | { op: 'serialize'; pick: number; confirm: boolean }
+  | { op: 'begin'; pick: number; confirm: boolean }
+  | { op: 'step'; pick: number; count: number }
   | { op: 'release'; pick: number };
 
 const keyArb = fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom('x', 'y', ['c', 1], { z: true }));
 const n = fc.integer({ min: -5, max: 5 });
 const mk = fc.constantFrom('p', 'q', 'r');
+/** Keys of the number states: 48 integers (3 per key group on average) and a few others. */
+const N_KEYS = 48;
+const nKeyArb = fc.oneof(fc.integer({ min: 0, max: N_KEYS - 1 }), fc.constantFrom('x', ['c', 1]));
+const numArb = fc.oneof(
+  fc.constantFrom(-0, 0, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0.5, -0.25, 1 / 3),
+  fc.double(),
+  fc.integer({ min: -5, max: 5 }),
+);
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
     arbitrary: fc.record({
@@ -77,6 +116,32 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 3,
   },
   { arbitrary: fc.record({ op: fc.constant('release'), pick: fc.nat() }), weight: 1 },
+  { arbitrary: fc.record({ op: fc.constantFrom('nset', 'nradd'), key: nKeyArb, x: numArb }), weight: 5 },
+  {
+    arbitrary: fc.record({
+      op: fc.constantFrom('nclear', 'nundefined', 'nread', 'nrclear', 'nrread'),
+      key: nKeyArb,
+    }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('nfill'),
+      from: fc.nat({ max: N_KEYS - 1 }),
+      count: fc.integer({ min: 1, max: 16 }),
+      x: numArb,
+      clear: fc.boolean(),
+    }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({ op: fc.constant('begin'), pick: fc.nat(), confirm: fc.boolean() }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({ op: fc.constant('step'), pick: fc.nat(), count: fc.integer({ min: 1, max: 4 }) }),
+    weight: 3,
+  },
 ) as fc.Arbitrary<Op>;
 
 /** The reference model: name → canonical key → value (TTL state keeps { value, expiresAt }). */
@@ -111,8 +176,83 @@ class Model {
 interface Taken {
   snap: KeyedStateSnapshot;
   expected: Dump;
-  full?: SerializedKeyedState;
+  full?: readonly KeyGroupChunk[];
   delta?: SerializedKeyedState;
+}
+
+/** A releasing full encoding in progress: the ops between its chunks are later writes. */
+interface InFlight {
+  taken: Taken;
+  stream: AsyncGenerator<KeyGroupChunk, void, undefined>;
+  chunks: KeyGroupChunk[];
+  confirm: boolean;
+}
+
+/** The model's number states: `nv` set/cleared, `nr` folded with + (the first add stores its argument). */
+function applyNumbers(b: KeyedStateBackend, model: Model, o: Op): boolean {
+  const { nv, nr } = declareNumbers(b);
+  const setKey = (key: unknown) => {
+    b.setCurrentKey(key);
+    return canonicalKey(key);
+  };
+  const radd = (ck: string, x: number) => {
+    nr.add(x);
+    const mr = model.get('nr');
+    mr.set(ck, mr.has(ck) ? (mr.get(ck) as number) + x : x);
+  };
+  switch (o.op) {
+    case 'nset': {
+      const ck = setKey(o.key);
+      nv.update(o.x);
+      model.get('nv').set(ck, o.x);
+      return true;
+    }
+    case 'nradd':
+      radd(setKey(o.key), o.x);
+      return true;
+    case 'nclear':
+    case 'nundefined': {
+      const ck = setKey(o.key);
+      if (o.op === 'nclear') nv.clear();
+      else nv.update(undefined as unknown as number);
+      model.get('nv').delete(ck);
+      return true;
+    }
+    case 'nread': {
+      const ck = setKey(o.key);
+      expect(nv.value()).toBe(model.get('nv').get(ck));
+      return true;
+    }
+    case 'nrclear': {
+      const ck = setKey(o.key);
+      nr.clear();
+      model.get('nr').delete(ck);
+      return true;
+    }
+    case 'nrread': {
+      const ck = setKey(o.key);
+      expect(nr.get()).toBe(model.get('nr').get(ck));
+      return true;
+    }
+    case 'nfill':
+      for (let i = o.from; i < o.from + o.count; i++) {
+        const ck = setKey(i % N_KEYS);
+        if (o.clear) {
+          nv.clear();
+          nr.clear();
+          model.get('nv').delete(ck);
+          model.get('nr').delete(ck);
+        } else {
+          const x = o.x / (i + 1);
+          nv.update(x);
+          model.get('nv').set(ck, x);
+          radd(ck, x);
+        }
+      }
+      return true;
+    default:
+      return false;
+  }
 }
 
 function apply(b: KeyedStateBackend, model: Model, o: Op & { key: unknown }): void {
@@ -248,10 +388,16 @@ function apply(b: KeyedStateBackend, model: Model, o: Op & { key: unknown }): vo
 }
 
 /** Restores into a fresh backend of kind `into` and dumps it (checkpoints restore across backends). */
-async function restoreDump(into: string, chunks: KeyGroupChunk[], at: number): Promise<Dump> {
+async function restoreDump(
+  into: string,
+  chunks: KeyGroupChunk[],
+  at: number,
+  declared: boolean,
+): Promise<Dump> {
   const r = syncBackendFactories[into]({ maxParallelism: MAX_P, keyGroupRange: RANGE, clock: () => at });
   try {
     r.restore(chunks);
+    if (declared) declareNumbers(r);
     return dumpBackend(r, SCHEMA);
   } finally {
     await r.close();
@@ -283,12 +429,28 @@ describe.each([
           clock: () => model.now,
           incremental: true,
         });
+        declareNumbers(b);
         const taken: Taken[] = [];
         const byId = new Map<number, Taken>();
         const live: Taken[] = [];
+        const inFlight: InFlight[] = [];
         let nextId = 1;
+        /** Pulls up to `count` chunks of `f`; when its stream ends, it is done (and maybe confirmed). */
+        const step = async (f: InFlight, count: number) => {
+          for (let i = 0; i < count; i++) {
+            const r = await f.stream.next();
+            if (r.done) {
+              expect(b.liveSnapshots).toBe(live.length + inFlight.length - 1);
+              inFlight.splice(inFlight.indexOf(f), 1);
+              f.taken.full = f.chunks;
+              if (f.confirm) b.notifyCheckpointComplete(f.taken.snap.checkpointId);
+              return;
+            }
+            f.chunks.push(r.value);
+          }
+        };
         const serialize = async (t: Taken) => {
-          t.full = await t.snap.encode('full');
+          t.full = (await t.snap.encode('full')).chunks;
           // Every other snapshot's last serialization releases it (the checkpoint path).
           const last = t.snap.checkpointId % 2 === 0;
           t.delta = await t.snap.encode('delta', { release: last });
@@ -315,6 +477,20 @@ describe.each([
               if (o.confirm) b.notifyCheckpointComplete(t.snap.checkpointId);
               break;
             }
+            case 'begin': {
+              // The delta first (not releasing), then the full encoding releasing as it goes.
+              if (live.length === 0) break;
+              const [t] = live.splice(o.pick % live.length, 1);
+              t.delta = await t.snap.encode('delta');
+              const stream = (t.snap as unknown as AbstractKeyedStateSnapshot).chunks('full', {
+                release: true,
+              });
+              inFlight.push({ taken: t, stream, chunks: [], confirm: o.confirm });
+              break;
+            }
+            case 'step':
+              if (inFlight.length > 0) await step(inFlight[o.pick % inFlight.length], o.count);
+              break;
             case 'release': {
               // A snapshot dropped without serialization (aborted checkpoint).
               if (live.length === 0) break;
@@ -324,14 +500,17 @@ describe.each([
               break;
             }
             default:
-              apply(b, model, o);
+              if (!applyNumbers(b, model, o)) apply(b, model, o as Op & { key: unknown });
           }
         }
+        while (inFlight.length > 0) await step(inFlight[0], Number.POSITIVE_INFINITY);
         for (const t of live) await serialize(t);
         expect(b.liveSnapshots).toBe(0);
         for (const t of taken) {
-          expect(await restoreDump(backend, [...t.full!.chunks], t.snap.timestamp)).toEqual(t.expected);
-          expect(await restoreDump(other, chainOf(t, byId), t.snap.timestamp)).toEqual(t.expected);
+          // Declared number states in one of the two restores, alternating.
+          const odd = t.snap.checkpointId % 2 === 1;
+          expect(await restoreDump(backend, [...t.full!], t.snap.timestamp, odd)).toEqual(t.expected);
+          expect(await restoreDump(other, chainOf(t, byId), t.snap.timestamp, !odd)).toEqual(t.expected);
         }
         // And the live state equals the model now.
         expect(dumpBackend(b, SCHEMA)).toEqual(model.dump(model.now));
