@@ -35,7 +35,8 @@ export class SlotUpserts {
   toArray(): unknown[] {
     const { keys, values, expires } = this.view;
     const out: unknown[] = [];
-    for (const s of this.slots) out.push(keys[s], values[s], expires === undefined ? 0 : wireExpiry(expires[s]));
+    for (const s of this.slots)
+      out.push(keys[s], values[s], expires === undefined ? 0 : wireExpiry(expires[s]));
     return out;
   }
 }

@@ -24,7 +24,7 @@ export interface NumberSlotCore extends KeyedStateCore {
   findSlot(table: StateTable, slots: NumberSlotTable): number;
   writeSlot(table: StateTable, slots: NumberSlotTable, s: number, value: number): void;
   insertSlot(table: StateTable, slots: NumberSlotTable, value: number): void;
-  removeSlot(slots: NumberSlotTable, g: number, s: number): void;
+  removeSlot(table: StateTable, slots: NumberSlotTable, g: number, s: number): void;
 }
 
 export function hasNumberSlots(core: KeyedStateCore): core is NumberSlotCore {
@@ -90,7 +90,7 @@ export class SlotValueStateHandle implements ValueState<number> {
   clear(): void {
     const core = this.#core;
     const s = core.findSlot(this.#table, this.#slots);
-    if (s >= 0) core.removeSlot(this.#slots, core.groupIndex, s);
+    if (s >= 0) core.removeSlot(this.#table, this.#slots, core.groupIndex, s);
   }
 }
 
@@ -137,7 +137,7 @@ export class SlotReducingStateHandle implements ReducingState<number> {
   clear(): void {
     const core = this.#core;
     const s = core.findSlot(this.#table, this.#slots);
-    if (s >= 0) core.removeSlot(this.#slots, core.groupIndex, s);
+    if (s >= 0) core.removeSlot(this.#table, this.#slots, core.groupIndex, s);
   }
 }
 

@@ -218,7 +218,7 @@ export class HeapKeyedStateSnapshot
       list.push(s);
     }
     // After the walk: freeing is a change, which copies the group for live snapshots.
-    if (expired !== undefined) for (const s of expired) this.#core.removeSlot(table.slots!, g, s);
+    if (expired !== undefined) for (const s of expired) this.#core.removeSlot(table, table.slots!, g, s);
     return list.length > 0 ? new SlotUpserts(view, list) : undefined;
   }
 

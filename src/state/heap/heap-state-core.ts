@@ -50,7 +50,12 @@ import type { KeyGroupRange } from '../key-groups.js';
 import type { KeyedStateCore } from '../keyed-state-core.js';
 import type { StateEntry, StateKind } from '../state-entry.js';
 import { StateTable } from '../state-table.js';
-import { copyForSnapshot, type NumberSlotGroup, NumberSlotTable, type NumberSlotView } from './number-slots.js';
+import {
+  copyForSnapshot,
+  type NumberSlotGroup,
+  NumberSlotTable,
+  type NumberSlotView,
+} from './number-slots.js';
 
 /**
  * `expiresAt` of a removed entry: it is no longer in its table, but may still be in a dirty list
@@ -336,7 +341,7 @@ export class HeapStateCore implements KeyedStateCore {
         }
       }
     }
-    const slots = new NumberSlotTable(table, this.groupCount, table.ttlMs !== undefined, this.incremental);
+    const slots = new NumberSlotTable(this.groupCount, table.ttlMs !== undefined, this.incremental);
     const now = this.clock();
     for (let g = 0; g < table.groups.length; g++) {
       const m = table.groups[g];
@@ -377,7 +382,7 @@ export class HeapStateCore implements KeyedStateCore {
       slots.cachedStamp = this.keyStamp;
     }
     if (s >= 0 && slots.ttl && slots.groups[g]!.expires![s] <= this.clock()) {
-      this.removeSlot(slots, g, s);
+      this.removeSlot(table, slots, g, s);
       return -1;
     }
     return s;
@@ -411,9 +416,8 @@ export class HeapStateCore implements KeyedStateCore {
   }
 
   /** Frees slot `s` of group index `g` (any key: also TTL clean-up). */
-  removeSlot(slots: NumberSlotTable, g: number, s: number): void {
+  removeSlot(table: StateTable, slots: NumberSlotTable, g: number, s: number): void {
     const grp = slots.groups[g]!;
-    const table = slots.table;
     if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
     const key = grp.keys[s];
     slots.index.delete(grp.internalKeys[s]);

@@ -27,8 +27,6 @@
  * ends as an upsert, and a slot re-used by another key writes that key.
  */
 
-import type { StateTable } from '../state-table.js';
-
 /** One key group of a number table. Slots `[0, count)`; a free slot has `keys[s] === undefined`. */
 export class NumberSlotGroup {
   /** User key per slot (serialized as is). */
@@ -111,8 +109,6 @@ export interface SlotDirt {
 
 /** The slot storage of one state table declared `{ type: 'number' }` (heap backend). */
 export class NumberSlotTable {
-  /** The table whose values these are. */
-  readonly table: StateTable;
   /** Index = key group − range start. */
   readonly groups: (NumberSlotGroup | undefined)[];
   /** Internal key → slot in its group (the key's group is the current key's, known). */
@@ -127,8 +123,7 @@ export class NumberSlotTable {
   cachedSlot = -1;
   cachedStamp = -1;
 
-  constructor(table: StateTable, groupCount: number, ttl: boolean, incremental: boolean) {
-    this.table = table;
+  constructor(groupCount: number, ttl: boolean, incremental: boolean) {
     this.groups = new Array(groupCount);
     this.dirty = new Array(groupCount);
     this.ttl = ttl;

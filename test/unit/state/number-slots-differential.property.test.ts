@@ -9,6 +9,7 @@
 
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StateOptions } from '../../../src/api/functions.js';
 import type { KeyGroupChunk } from '../../../src/state/key-group-chunk.js';
 import { canonicalKey } from '../../../src/state/key-groups.js';
 import type { KeyedStateBackend, KeyedStateSnapshot } from '../../../src/state/keyed-state-backend.js';
@@ -27,7 +28,17 @@ type Op =
   | { op: 'serialize'; pick: number; confirm: boolean; delta: boolean; writesBetween: number }
   | { op: 'release'; pick: number };
 
-const special = fc.constantFrom(-0, 0, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 40, -(2 ** 33), 1.5, -7);
+const special = fc.constantFrom(
+  -0,
+  0,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  2 ** 40,
+  -(2 ** 33),
+  1.5,
+  -7,
+);
 const value = fc.oneof(fc.integer({ min: -300, max: 70_000 }), fc.double({ noNaN: false }), special);
 const key = fc.integer({ min: 0, max: 199 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -56,7 +67,7 @@ function show(v: unknown): string {
 }
 
 function applyWrite(b: KeyedStateBackend, typed: boolean, o: Op & { key: number }): number | undefined {
-  const options = typed ? ({ type: 'number' } as const) : undefined;
+  const options: StateOptions = typed ? { type: 'number' } : {};
   b.setCurrentKey(userKey(o.key));
   const v = b.value<number>('v', options);
   const t = b.value<number>('t', { ttlMs: TTL, ...options });
@@ -93,7 +104,10 @@ async function restoreDump(into: string, chunks: KeyGroupChunk[], at: number): P
     for (const name of ['v', 't', 'r']) {
       for (const k of r.keys(name)) {
         r.setCurrentKey(k);
-        const v = name === 'r' ? r.reducing<number>('r', add).get() : r.value<number>(name, name === 't' ? { ttlMs: TTL } : undefined).value();
+        const v =
+          name === 'r'
+            ? r.reducing<number>('r', add).get()
+            : r.value<number>(name, name === 't' ? { ttlMs: TTL } : {}).value();
         out.push(`${name}/${canonicalKey(k)}=${show(v)}`);
       }
     }
@@ -114,6 +128,11 @@ function chainOf(side: Side, id: number): KeyGroupChunk[] {
   const s = side.serialized.get(id)!;
   if (s.kind === 'full') return s.chunks;
   return [...chainOf(side, s.base!), ...s.chunks];
+}
+
+/** The heap snapshot's chunk stream (`AbstractKeyedStateSnapshot.chunks`). */
+interface Streamed {
+  chunks(mode: 'full' | 'delta', options: { release: boolean }): AsyncGenerator<KeyGroupChunk, void>;
 }
 
 afterEach(closeBackends);
@@ -162,7 +181,11 @@ describe('number slots against entry objects (heap)', () => {
             case 'serialize': {
               if (live.length === 0) break;
               const [id] = live.splice(o.pick % live.length, 1);
-              const streams = sides.map((s) => s.snaps.get(id)!.chunks(o.delta ? 'delta' : 'full', { release: true }));
+              const streams = sides.map((s) =>
+                (s.snaps.get(id)! as unknown as Streamed).chunks(o.delta ? 'delta' : 'full', {
+                  release: true,
+                }),
+              );
               const got: KeyGroupChunk[][] = [[], []];
               for (;;) {
                 const [x, y] = await Promise.all(streams.map((st) => st.next()));
@@ -170,7 +193,8 @@ describe('number slots against entry objects (heap)', () => {
                 if (!y.done) got[1].push(y.value);
                 if (x.done && y.done) break;
                 // Writes between chunks: copy-on-write while the releasing encoding runs.
-                for (let i = 0; i < o.writesBetween && writes.length > 0; i++) write(writes[writeCursor++ % writes.length]);
+                for (let i = 0; i < o.writesBetween && writes.length > 0; i++)
+                  write(writes[writeCursor++ % writes.length]);
               }
               const snap = sides[0].snaps.get(id)!;
               const at = snap.timestamp;

@@ -275,7 +275,21 @@ describe.each(BACKENDS)('%s: restored non-numbers', (kind) => {
     for (const into of BACKENDS) {
       const r = make(into);
       r.restore(chunks);
-      expectTypeError(() => r.value<number>('mixed', NUM), 'mixed');
+      if (into === 'heap') {
+        // The heap backend moves the state into number slots at the declaration: refused there.
+        expectTypeError(() => r.value<number>('mixed', NUM), 'mixed');
+      } else {
+        // lmdb (state may exceed memory: no scan at the declaration) refuses such a value when read.
+        const declared = r.value<number>('mixed', NUM);
+        r.setCurrentKey(149);
+        expect(declared.value()).toBe(149);
+        r.setCurrentKey(150);
+        expectTypeError(() => declared.value(), 'mixed');
+        // Overwriting it with a number is a valid write.
+        declared.update(1);
+        expect(declared.value()).toBe(1);
+        continue;
+      }
       const undeclared = r.value<unknown>('mixed');
       r.setCurrentKey(150);
       expect(undeclared.value()).toEqual({ not: 'a number' });
