@@ -102,6 +102,8 @@ interface CheckpointCase {
   readonly incremental?: boolean;
   /** Buffer debloating (`channels.debloat`). */
   readonly debloat?: true | { readonly targetMs: number };
+  /** The running sum declared `{ type: 'number' }` (heap: number slots); baseline `number none`. */
+  readonly numberState?: true;
 }
 
 interface CheckpointSample {
@@ -148,6 +150,11 @@ const CASES: readonly CheckpointCase[] = [
   { name: 'EO 1s debloat', backend: 'heap', interval: 1000, debloat: true },
   { name: 'EO 100ms debloat', backend: 'heap', interval: 100, debloat: true },
   { name: 'EO 1s debloat 100ms', backend: 'heap', interval: 1000, debloat: { targetMs: 100 } },
+  { name: 'number none', backend: 'heap', interval: null, numberState: true },
+  { name: 'number EO 1s', backend: 'heap', interval: 1000, numberState: true },
+  { name: 'number EO 100ms', backend: 'heap', interval: 100, numberState: true },
+  { name: 'number EO 1s incremental', backend: 'heap', interval: 1000, incremental: true, numberState: true },
+  { name: 'number EO 1s unaligned', backend: 'heap', interval: 1000, unaligned: true, numberState: true },
   { name: 'lmdb none', backend: 'lmdb', interval: null },
   { name: 'lmdb EO 1s', backend: 'lmdb', interval: 1000 },
   { name: 'lmdb EO 1s incremental', backend: 'lmdb', interval: 1000, incremental: true },
@@ -225,7 +232,12 @@ async function runCase(c: CheckpointCase, keys: number): Promise<CheckpointSampl
         // busy > 5 s wall and the default watchdog failed the job (2026-12-02 16:37 UTC): the
         // bench measures throughput, not the watchdog.
         stuckTaskTimeout: STUCK_TASK_TIMEOUT_MS,
-        args: { n: String(n), keys: String(keys), heapSample: '1' },
+        args: {
+          n: String(n),
+          keys: String(keys),
+          heapSample: '1',
+          ...(c.numberState ? { stateType: 'number' } : {}),
+        },
         ...(checkpointing ? { checkpointing } : {}),
         ...(c.debloat ? { channels: { debloat: c.debloat } } : {}),
       },
@@ -274,12 +286,13 @@ const backends = (process.env.CHECKPOINT_BACKENDS ?? 'heap,lmdb').split(',').map
 for (const b of backends) {
   if (b !== 'heap' && b !== 'lmdb') throw new RangeError(`CHECKPOINT_BACKENDS: unknown backend '${b}'`);
 }
-const baselineOf = (backend: Backend): string => (backend === 'heap' ? 'none' : 'lmdb none');
+const baselineOf = (c: CheckpointCase): string =>
+  c.numberState ? 'number none' : c.backend === 'heap' ? 'none' : 'lmdb none';
 const runnable = CASES.filter((c) => {
   if (!backends.includes(c.backend)) return false;
   const wanted = (name: string): boolean => only === undefined || only.includes(name);
-  const isBaseline = c.name === baselineOf(c.backend);
-  if (isBaseline ? !CASES.some((x) => x.backend === c.backend && wanted(x.name)) : !wanted(c.name))
+  const isBaseline = c.name === baselineOf(c);
+  if (isBaseline ? !CASES.some((x) => baselineOf(x) === c.name && wanted(x.name)) : !wanted(c.name))
     return false;
   const reason = unavailable(c);
   if (reason !== null) skipped.push({ name: c.name, reason });
@@ -300,7 +313,11 @@ for (const keys of keyCounts) {
     {
       rounds,
       warmup,
-      baseline: runnable.some((c) => c.name === 'none') ? 'none' : 'lmdb none',
+      baseline: runnable.some((c) => c.name === 'none')
+        ? 'none'
+        : runnable.some((c) => c.name === 'number none')
+          ? 'number none'
+          : 'lmdb none',
       onSample({ name, round, warmup: isWarmup, sample }) {
         if (sample.checksum !== expected) {
           throw new Error(
@@ -319,12 +336,12 @@ for (const keys of keyCounts) {
   /** Median per-round ratio of each case's records/s to `none` of the same backend. */
   const ratios = result.cases.map((c) => {
     const spec = runnable.find((x) => x.name === c.name)!;
-    const base = byName.get(baselineOf(spec.backend))!;
+    const base = byName.get(baselineOf(spec))!;
     return median(c.samples.map((s, i) => rate(s) / rate(base.samples[i])));
   });
   const rows: TableRow[] = result.cases.map((c, index) => {
     const spec = runnable.find((x) => x.name === c.name)!;
-    const base = byName.get(baselineOf(spec.backend))!;
+    const base = byName.get(baselineOf(spec))!;
     const ratio = ratios[index];
     const all = c.samples.flatMap((s) => s.checkpoints);
     return {

@@ -128,6 +128,8 @@ export default defineJob((env, args) => {
   const workload = args.workload ?? 'cheap';
   const ratePerSec = args.rate === undefined ? undefined : Number(args.rate);
   const heapSample = args.heapSample === '1';
+  // stateType=number: the running sum declared { type: 'number' } (heap backend: number slots).
+  const stateOptions = args.stateType === 'number' ? { type: 'number' } : undefined;
   const map = mapOf(workload, keys);
   env
     .fromSource(sources.sequence({ from: 0, to: n, ...(ratePerSec ? { ratePerSec } : {}) }), 'sequence')
@@ -137,7 +139,7 @@ export default defineJob((env, args) => {
     .name('filter')
     .keyBy((r) => r.key)
     .process((r, ctx, out) => {
-      const sum = ctx.state.value('sum');
+      const sum = ctx.state.value('sum', stateOptions);
       const next = (sum.value() ?? 0) + r.value;
       sum.update(next);
       out.collect({ key: r.key, sum: next });

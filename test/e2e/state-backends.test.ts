@@ -38,11 +38,18 @@ function isolateTmpdir(): void {
   process.env.TMPDIR = own;
 }
 
-async function run(failure: string, options: JobOptions, minSnapshots = 0) {
+async function run(failure: string, options: JobOptions, minSnapshots = 0, stateType?: 'number') {
   const client = await startJob(fixture('checkpointed-sum.mjs'), {
     restartStrategy: { type: 'fixed-delay', attempts: 3, delay: 0 },
     ...options,
-    args: { failure, n: String(N), keys: String(KEYS), at: '0.6', minSnapshots: String(minSnapshots) },
+    args: {
+      failure,
+      n: String(N),
+      keys: String(KEYS),
+      at: '0.6',
+      minSnapshots: String(minSnapshots),
+      ...(stateType ? { stateType } : {}),
+    },
   });
   // Polls while the job runs: proves the check after the job can see open environments.
   let sawOpenStateFiles = false;
@@ -75,6 +82,21 @@ const stateDirs = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith
 
 describe.each([
   { name: 'heap, incremental', stateBackend: 'heap' as const, incremental: true, failures: ['throw'] },
+  // State declared { type: 'number' }: the heap backend's number slots, full and incremental.
+  {
+    name: 'heap, number state',
+    stateBackend: 'heap' as const,
+    incremental: false,
+    failures: ['exit'],
+    stateType: 'number' as const,
+  },
+  {
+    name: 'heap, number state, incremental',
+    stateBackend: 'heap' as const,
+    incremental: true,
+    failures: ['throw'],
+    stateType: 'number' as const,
+  },
   { name: 'lmdb', stateBackend: 'lmdb' as const, incremental: false, failures: ['throw'] },
   {
     name: 'lmdb, incremental',
@@ -82,7 +104,7 @@ describe.each([
     incremental: true,
     failures: ['throw', 'exit'],
   },
-])('exactly-once under failure: $name', ({ stateBackend, incremental, failures }) => {
+])('exactly-once under failure: $name', ({ stateBackend, incremental, failures, stateType }) => {
   it.each(failures)('p=2: a %s failure restores and the output is exact', async (failure) => {
     const dir = mkdtempSync(join(tmpdir(), 'weir-e2e-state-'));
     dirs.push(dir);
@@ -98,6 +120,7 @@ describe.each([
         checkpointing: { interval: 100, dir, incremental, fullEvery: 4, retain: 3 },
       },
       incremental ? 6 : 0,
+      stateType,
     );
     expect(result.restarts).toBe(1);
     // After the job: no lmdb state environment open, no state directory left behind.
