@@ -16,26 +16,40 @@
 import type { Packr } from 'msgpackr';
 import { encodeValue } from '../channels/msgpack-values.js';
 import type { NumberSlotView } from './heap/number-slots.js';
+import { ByteWriter } from './msgpack-writer.js';
 import type { StateKind } from './state-entry.js';
 
-/** The upserts of a number-slot section: the listed slots of `view`, each `[key, value, expiresAt]`. */
+/**
+ * The upserts of a number-slot section, each `[key, value, expiresAt]`: the listed slots of
+ * `view`, or (no list) every slot of `view` that holds a key.
+ */
 export class SlotUpserts {
+  /** Entries written. */
+  readonly entries: number;
+
   constructor(
     readonly view: NumberSlotView,
-    /** Slots to write, in order. */
-    readonly slots: readonly number[],
-  ) {}
+    /** Slots to write, in order; undefined: every slot holding a key. */
+    readonly slots: readonly number[] | undefined,
+  ) {
+    this.entries = slots === undefined ? view.size : slots.length;
+  }
 
-  /** Entries written. */
-  get entries(): number {
-    return this.slots.length;
+  /** The slots written, in order. */
+  *#written(): Iterable<number> {
+    if (this.slots !== undefined) {
+      yield* this.slots;
+      return;
+    }
+    const keys = this.view.keys;
+    for (let s = 0; s < this.view.count; s++) if (keys[s] !== undefined) yield s;
   }
 
   /** The flat `[key, value, expiresAt, …]` form (for a section that also has entry upserts). */
   toArray(): unknown[] {
     const { keys, values, expires } = this.view;
     const out: unknown[] = [];
-    for (const s of this.slots)
+    for (const s of this.#written())
       out.push(keys[s], values[s], expires === undefined ? 0 : wireExpiry(expires[s]));
     return out;
   }
@@ -57,146 +71,6 @@ export function upsertCount(s: SectionToEncode): number {
 
 function wireExpiry(expiresAt: number): number {
   return expiresAt === Number.POSITIVE_INFINITY ? 0 : expiresAt;
-}
-
-/** A growable byte buffer, reused across chunks of this thread (used synchronously only). */
-class ByteWriter {
-  buf = new Uint8Array(1 << 16);
-  view = new DataView(this.buf.buffer);
-  p = 0;
-
-  ensure(n: number): void {
-    if (this.p + n <= this.buf.length) return;
-    let cap = this.buf.length * 2;
-    while (cap < this.p + n) cap *= 2;
-    const next = new Uint8Array(cap);
-    next.set(this.buf.subarray(0, this.p));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.p);
-    this.p += b.length;
-  }
-
-  arrayHeader(n: number): void {
-    this.ensure(5);
-    const b = this.buf;
-    if (n < 16) b[this.p++] = 0x90 | n;
-    else if (n < 0x10000) {
-      b[this.p] = 0xdc;
-      this.view.setUint16(this.p + 1, n);
-      this.p += 3;
-    } else {
-      b[this.p] = 0xdd;
-      this.view.setUint32(this.p + 1, n);
-      this.p += 5;
-    }
-  }
-
-  string(s: string): void {
-    const len = s.length;
-    if (len < 32) {
-      // Common case: a short ASCII key, one byte per char.
-      this.ensure(len + 1);
-      const b = this.buf;
-      const start = this.p;
-      let p = start + 1;
-      let i = 0;
-      for (; i < len; i++) {
-        const c = s.charCodeAt(i);
-        if (c > 0x7f) break;
-        b[p++] = c;
-      }
-      if (i === len) {
-        b[start] = 0xa0 | len;
-        this.p = p;
-        return;
-      }
-    }
-    const n = Buffer.byteLength(s, 'utf8');
-    this.ensure(n + 5);
-    const b = this.buf;
-    let p = this.p;
-    if (n < 32) b[p++] = 0xa0 | n;
-    else if (n < 0x100) {
-      b[p++] = 0xd9;
-      b[p++] = n;
-    } else if (n < 0x10000) {
-      b[p] = 0xda;
-      this.view.setUint16(p + 1, n);
-      p += 3;
-    } else {
-      b[p] = 0xdb;
-      this.view.setUint32(p + 1, n);
-      p += 5;
-    }
-    const written = Buffer.from(b.buffer, b.byteOffset, b.byteLength).write(s, p, 'utf8');
-    this.p = p + written;
-  }
-
-  number(v: number): void {
-    this.ensure(9);
-    const b = this.buf;
-    const p = this.p;
-    if (Number.isInteger(v) && (v !== 0 || 1 / v > 0)) {
-      if (v >= 0) {
-        if (v < 0x80) {
-          b[p] = v;
-          this.p = p + 1;
-          return;
-        }
-        if (v < 0x100) {
-          b[p] = 0xcc;
-          b[p + 1] = v;
-          this.p = p + 2;
-          return;
-        }
-        if (v < 0x10000) {
-          b[p] = 0xcd;
-          this.view.setUint16(p + 1, v);
-          this.p = p + 3;
-          return;
-        }
-        if (v < 0x100000000) {
-          b[p] = 0xce;
-          this.view.setUint32(p + 1, v);
-          this.p = p + 5;
-          return;
-        }
-      } else {
-        if (v >= -32) {
-          b[p] = v & 0xff;
-          this.p = p + 1;
-          return;
-        }
-        if (v >= -0x80) {
-          b[p] = 0xd0;
-          this.view.setInt8(p + 1, v);
-          this.p = p + 2;
-          return;
-        }
-        if (v >= -0x8000) {
-          b[p] = 0xd1;
-          this.view.setInt16(p + 1, v);
-          this.p = p + 3;
-          return;
-        }
-        if (v >= -0x80000000) {
-          b[p] = 0xd2;
-          this.view.setInt32(p + 1, v);
-          this.p = p + 5;
-          return;
-        }
-      }
-    }
-    // Fractions, −0, NaN, ±Infinity and integers beyond 32 bits: float64, exact.
-    b[p] = 0xcb;
-    this.view.setFloat64(p + 1, v);
-    this.p = p + 9;
-  }
 }
 
 const writer = new ByteWriter();
@@ -223,15 +97,24 @@ export function writeSectionsPayload(
     w.arrayHeader(4);
     w.string(section[0]);
     w.string(section[1]);
-    const { keys, values, expires } = upserts.view;
+    const { keys, values, expires, keyBytes, keyStart, keyEnd, count } = upserts.view;
     const slots = upserts.slots;
-    w.arrayHeader(slots.length * 3);
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i];
-      const key = keys[s];
-      if (typeof key === 'string') w.string(key);
-      else if (typeof key === 'number') w.number(key);
-      else w.bytes(packr.pack(encodeValue(key, true)));
+    w.arrayHeader(upserts.entries * 3);
+    const n = slots === undefined ? count : slots.length;
+    for (let i = 0; i < n; i++) {
+      let s = i;
+      if (slots !== undefined) s = slots[i];
+      else if (keys[s] === undefined) continue; // a free slot
+      const start = keyStart[s];
+      if (start >= 0) {
+        // The key's bytes, encoded at insert: a short copy.
+        const end = keyEnd[s];
+        w.ensure(end - start);
+        const b = w.buf;
+        let p = w.p;
+        for (let q = start; q < end; q++) b[p++] = keyBytes[q];
+        w.p = p;
+      } else w.bytes(packr.pack(encodeValue(keys[s], true)));
       w.number(values[s]);
       if (expires === undefined) {
         w.ensure(1);

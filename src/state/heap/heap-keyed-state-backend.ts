@@ -133,10 +133,7 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
       const s = slots.index.get(ik);
       if (s === undefined) return;
       slots.index.delete(ik);
-      grp.keys[s] = undefined;
-      grp.internalKeys[s] = undefined;
-      grp.size--;
-      grp.free.push(s);
+      grp.freeSlot(s);
     };
     for (const key of tombstones) free(internalKeyOf(key));
     for (let i = 0; i < upserts.length; i += 3) {
@@ -151,9 +148,7 @@ export class HeapKeyedStateBackend extends AbstractKeyedStateBackend<HeapKeyedSt
       let s = slots.index.get(ik);
       if (s === undefined) {
         s = grp.allocate();
-        grp.keys[s] = key;
-        grp.internalKeys[s] = ik;
-        grp.size++;
+        grp.setKey(s, key, ik);
         slots.index.set(ik, s);
       }
       grp.values[s] = upserts[i + 1] as number;

@@ -204,14 +204,16 @@ export class HeapKeyedStateSnapshot
    */
   #fullSlots(g: number, table: StateTable): SlotUpserts | undefined {
     const view = this.#slotView(g, table);
-    if (view === undefined) return undefined;
+    if (view === undefined || view.size === 0) return undefined;
     const { keys, expires, count } = view;
+    // No TTL: every slot holding a key, walked by the writer (no list).
+    if (expires === undefined) return new SlotUpserts(view, undefined);
     const ts = this.timestamp;
     const list: number[] = [];
     let expired: number[] | undefined;
     for (let s = 0; s < count; s++) {
       if (keys[s] === undefined) continue;
-      if (expires !== undefined && expires[s] <= ts) {
+      if (expires[s] <= ts) {
         if (view === table.slots!.groups[g]) (expired ??= []).push(s);
         continue;
       }

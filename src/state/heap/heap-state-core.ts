@@ -352,11 +352,9 @@ export class HeapStateCore implements KeyedStateCore {
         if (expiresAt <= now) continue;
         const grp = slots.group(g, this.epoch);
         const s = grp.allocate();
-        grp.keys[s] = e.key;
-        grp.internalKeys[s] = ik;
+        grp.setKey(s, e.key, ik);
         grp.values[s] = e.value as number;
         if (grp.expires !== undefined) grp.expires[s] = expiresAt;
-        grp.size++;
         slots.index.set(ik, s);
         if (slots.incremental) slots.markDirty(g, grp, s, this.epoch);
       }
@@ -404,11 +402,9 @@ export class HeapStateCore implements KeyedStateCore {
     const grp = slots.group(g, this.epoch);
     if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
     const s = grp.allocate();
-    grp.keys[s] = this.currentKey;
-    grp.internalKeys[s] = this.internalKey;
+    grp.setKey(s, this.currentKey, this.internalKey);
     grp.values[s] = value;
     if (grp.expires !== undefined) grp.expires[s] = this.expiresAt(table);
-    grp.size++;
     slots.index.set(this.internalKey, s);
     slots.cachedSlot = s;
     slots.cachedStamp = this.keyStamp;
@@ -419,12 +415,8 @@ export class HeapStateCore implements KeyedStateCore {
   removeSlot(table: StateTable, slots: NumberSlotTable, g: number, s: number): void {
     const grp = slots.groups[g]!;
     if (grp.version !== this.epoch) this.#firstGroupTouch(table, g, grp);
-    const key = grp.keys[s];
     slots.index.delete(grp.internalKeys[s]);
-    grp.keys[s] = undefined;
-    grp.internalKeys[s] = undefined;
-    grp.size--;
-    grp.free.push(s);
+    const key = grp.freeSlot(s);
     if (slots.cachedSlot === s && slots.cachedStamp === this.keyStamp && g === this.groupIndex)
       slots.cachedSlot = -1;
     if (slots.incremental) slots.markRemoved(g, key);
