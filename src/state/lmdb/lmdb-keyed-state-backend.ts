@@ -64,13 +64,15 @@ export class LmdbKeyedStateBackend extends AbstractKeyedStateBackend<LmdbKeyedSt
         overlappingSync: false,
         compression: false,
         cache: false,
-        // Write-backs change the mapped pages in place (no malloc'd page copies, no pwrite per
-        // dirty page at commit; the kernel writes them out when it likes, as noSync allows).
-        // 1.10-1.74x the records/s of the keyed-sum job at 100 k and 5 M keys, with and without
-        // checkpoints (12 of 12 quiet interleaved pairs, bench/README.md "lmdb state with
-        // useWritemap"). Its costs do not apply here: the environment is private working state,
-        // rebuilt from checkpoints after any crash, and this backend uses no child transactions.
-        useWritemap: true,
+        // Not useWritemap (1.10-1.74x the records/s in bench/README.md "lmdb state with
+        // useWritemap"): lmdb-js 3.5.6's LMDB aborts the whole process with
+        // `mdb.c:4146: Assertion 'x <= dl[0].mid' failed in mdb_freelist_save()` when a write
+        // transaction commits "loose" pages (pages it dirtied, then freed: a tree emptied or
+        // merged by removes, e.g. put then remove a key, or clearing many keys) and has not read
+        // the freelist. With WRITEMAP this LMDB keeps no dirty list (a dummy), yet the commit
+        // still looks each loose page up in it. A state backend must never take the process down
+        // (issue lmdbcrash14; also lmdb-js issue 212, ModSecurity PR 3639).
+        useWritemap: false,
       });
     } catch (error) {
       rmSync(this.path, { recursive: true, force: true });
