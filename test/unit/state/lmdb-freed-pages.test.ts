@@ -13,7 +13,10 @@ import { describe, expect, it } from 'vitest';
 const HOST = fileURLToPath(new URL('./fixtures/lmdb-freed-pages-host.ts', import.meta.url));
 
 function run(scenario: string) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', HOST, scenario], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', HOST, scenario], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: r.status, signal: r.signal, stdout: r.stdout.trim(), stderr: r.stderr };
 }
 
@@ -26,11 +29,8 @@ describe('lmdb backend: transactions that free the pages they dirtied', () => {
   ]) {
     it(`${scenario} completes without a native abort`, () => {
       const r = run(scenario);
-      expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({
-        status: 0,
-        signal: null,
-        stderr: '',
-      });
+      expect(r.stderr).not.toMatch(/Assertion|mdb\.c/);
+      expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
       expect(r.stdout).toBe('done');
     });
   }
