@@ -17,7 +17,9 @@
  *
  * Encoding produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
  * 'full' scans each key group's key range; 'delta' reads the keys touched since the base
- * checkpoint (the dirty epochs), an upsert or a tombstone each. It runs one key group at a time
+ * checkpoint (the dirty epochs), an upsert or a tombstone each. An upsert is the entry's stored
+ * msgpack bytes spliced into the chunk (`raw-upserts.ts`), not decoded and packed again: at
+ * 1 M keys that decode + re-encode was most of the snapshot's work in the task's thread (issue 14). It runs one key group at a time
  * synchronously and yields to the event loop between key groups (the loop shared with the heap
  * snapshot, in `abstract-keyed-state-snapshot.ts`). A releasing encoding (the checkpoint's) stops
  * preserving each group once it is read, as the heap snapshot does.
@@ -33,19 +35,19 @@ import {
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
 import { internalKeyOf } from '../internal-key.js';
-import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
+import type { KeyGroupChunk } from '../key-group-chunk.js';
+import { readMsgpackNumber, skipMsgpack } from '../msgpack-skip.js';
+import type { SectionToEncode } from '../number-section-writer.js';
+import { RawUpserts } from '../raw-upserts.js';
 import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore, PendingImage } from './lmdb-state-core.js';
 
 /**
  * Entries encoded between two yields to the event loop (a key group is never split). Lower
- * than the heap's: each entry is read from LMDB and decoded before it is encoded again.
+ * than the heap's: each entry is read from LMDB (its bytes are copied, not decoded).
  */
 export const LMDB_YIELD_EVERY = 1024;
-
-/** A stored entry, decoded: `[userKey, wire value, expiresAt or 0]`. */
-type Stored = [unknown, unknown, number];
 
 /** A delta's groups: group index → table → internal key → user key (`mergeDirtyEpochs`). */
 type DeltaGroups = [number, DirtyKeys][];
@@ -133,7 +135,10 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   }
 
   /** Group `g` in one short read transaction (no write-back can run inside this synchronous call). */
-  protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
+  protected sectionsOf(
+    g: number,
+    dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
+  ): SectionToEncode[] {
     const image = this.#live().get(g);
     const txn = this.#core.db.useReadTransaction();
     try {
@@ -152,23 +157,27 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     this.#deltaKeys?.delete(g);
   }
 
-  /** Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no barrier bytes, then the image's keys LMDB no longer has. */
+  /**
+   * Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no
+   * barrier bytes, then the image's keys LMDB no longer has. Each entry's stored bytes go into the
+   * chunk as they are (`RawUpserts`): only its expiry is read, and its user key only for a state
+   * that has barrier bytes in this group.
+   */
   #fullSections(
     g: number,
     barrier: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
     transaction: Transaction,
-  ): ChunkSection[] {
+  ): SectionToEncode[] {
     const core = this.#core;
     const kg = core.range.start + g;
-    const byState = new Map<number, unknown[]>();
+    const byState = new Map<number, RawUpserts>();
     // A copy per encoding: the scan removes the keys it meets; what is left LMDB no longer has.
     const image = new Map<number, Map<unknown, Buffer | undefined>>();
     for (const [table, bytes] of barrier ?? []) image.set(core.stateIds.get(table)!, new Map(bytes));
-    const add = (id: number, [userKey, wire, exp]: Stored): void => {
-      if (exp !== 0 && exp <= this.timestamp) return;
+    const add = (id: number, stored: Uint8Array): void => {
       let upserts = byState.get(id);
-      if (upserts === undefined) byState.set(id, (upserts = []));
-      upserts.push(userKey, wire, exp);
+      if (upserts === undefined) byState.set(id, (upserts = new RawUpserts()));
+      addUnexpired(upserts, stored, this.timestamp);
     };
     for (const { key, value } of core.db.getRange({
       start: groupPrefix(kg),
@@ -176,45 +185,46 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
       transaction,
     })) {
       const id = stateIdOf(key);
-      let stored = core.packr.unpack(value) as Stored;
+      let stored: Uint8Array = value;
       const pending = image.size === 0 ? undefined : image.get(id);
       if (pending !== undefined) {
-        const ik = internalKeyOf(stored[0]);
+        const ik = internalKeyOf(core.packr.unpack(value.subarray(1, skipMsgpack(value, 1))));
         if (pending.has(ik)) {
           const newer = pending.get(ik);
           pending.delete(ik);
           if (newer === undefined) continue;
-          stored = core.packr.unpack(newer) as Stored;
+          stored = newer;
         }
       }
       add(id, stored);
     }
     for (const [id, pending] of image)
-      for (const bytes of pending.values())
-        if (bytes !== undefined) add(id, core.packr.unpack(bytes) as Stored);
-    const sections: ChunkSection[] = [];
+      for (const bytes of pending.values()) if (bytes !== undefined) add(id, bytes);
+    const sections: SectionToEncode[] = [];
     for (const [id, upserts] of [...byState].sort((a, b) => a[0] - b[0])) {
+      if (upserts.entries === 0) continue; // every entry of the state expired
       const table = core.tablesById[id];
       sections.push([table.name, table.kind, upserts, []]);
     }
     return sections;
   }
 
-  /** Each dirty key of group `g` in the image, else in LMDB: an upsert or a tombstone. */
+  /** Each dirty key of group `g` in the image, else in LMDB: an upsert (its stored bytes) or a tombstone. */
   #deltaSections(
     g: number,
     image: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
     dirty: Map<StateTable, Map<unknown, unknown>>,
     transaction: Transaction,
-  ): ChunkSection[] {
+  ): SectionToEncode[] {
     const core = this.#core;
-    const get = core.db.getBinary as (
+    // getBinaryFast's buffer is reused by the next read: `RawUpserts.add` copies it first.
+    const get = core.db.getBinaryFast as (
       key: Buffer,
       options: { transaction: Transaction },
     ) => Buffer | undefined;
-    const sections: ChunkSection[] = [];
+    const sections: SectionToEncode[] = [];
     for (const [table, keys] of dirty) {
-      const upserts: unknown[] = [];
+      const upserts = new RawUpserts(Math.min(4096, 32 * keys.size));
       const tombstones: unknown[] = [];
       const pending = image?.get(table);
       for (const [ik, userKey] of keys) {
@@ -222,17 +232,31 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
           pending?.has(ik) === true
             ? pending.get(ik)
             : get.call(core.db, core.keyOf(table, g, ik), { transaction });
-        if (bytes !== undefined) {
-          const [key, wire, exp] = core.packr.unpack(bytes) as [unknown, unknown, number];
-          if (exp === 0 || exp > this.timestamp) {
-            upserts.push(key, wire, exp);
-            continue;
-          }
-        }
-        tombstones.push(userKey);
+        if (bytes === undefined || !addUnexpired(upserts, bytes, this.timestamp)) tombstones.push(userKey);
       }
       sections.push([table.name, table.kind, upserts, tombstones]);
     }
     return sections;
   }
 }
+
+/**
+ * Adds a stored entry to `upserts` unless it expired at `timestamp`; false when it did. The stored
+ * layout is msgpack `[userKey, wire value, expiresAt or 0]` (`LmdbStateCore`'s write-back, restore):
+ * a fixarray header (0x93), then the three elements, which are exactly a chunk's upsert triple.
+ * Cost: skipping the key and the value (O(1) for scalars) and one copy of the bytes.
+ */
+function addUnexpired(upserts: RawUpserts, stored: Uint8Array, timestamp: number): boolean {
+  if (stored[0] !== STORED_HEADER) {
+    throw new StateAccessError(
+      `lmdb state: a stored entry starts with 0x${stored[0]?.toString(16)}, not a 3-element array`,
+    );
+  }
+  const exp = readMsgpackNumber(stored, skipMsgpack(stored, skipMsgpack(stored, 1)));
+  if (exp !== 0 && exp <= timestamp) return false;
+  upserts.add(stored, 1, stored.length);
+  return true;
+}
+
+/** msgpack fixarray of 3: the first byte of every stored entry. */
+const STORED_HEADER = 0x93;
