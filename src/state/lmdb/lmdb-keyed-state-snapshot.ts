@@ -26,6 +26,8 @@
  */
 
 import type { Transaction } from 'lmdb';
+import type { Packr } from 'msgpackr';
+import { encodeValue } from '../../channels/msgpack-values.js';
 import { StateAccessError } from '../../errors.js';
 import {
   AbstractKeyedStateSnapshot,
@@ -177,7 +179,7 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     const add = (id: number, stored: Uint8Array): void => {
       let upserts = byState.get(id);
       if (upserts === undefined) byState.set(id, (upserts = new RawUpserts()));
-      addUnexpired(upserts, stored, this.timestamp);
+      addUnexpired(upserts, stored, this.timestamp, core.packr);
     };
     for (const { key, value } of core.db.getRange({
       start: groupPrefix(kg),
@@ -188,7 +190,7 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
       let stored: Uint8Array = value;
       const pending = image.size === 0 ? undefined : image.get(id);
       if (pending !== undefined) {
-        const ik = internalKeyOf(core.packr.unpack(value.subarray(1, skipMsgpack(value, 1))));
+        const ik = internalKeyOf(userKeyOf(value, core.packr));
         if (pending.has(ik)) {
           const newer = pending.get(ik);
           pending.delete(ik);
@@ -232,7 +234,8 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
           pending?.has(ik) === true
             ? pending.get(ik)
             : get.call(core.db, core.keyOf(table, g, ik), { transaction });
-        if (bytes === undefined || !addUnexpired(upserts, bytes, this.timestamp)) tombstones.push(userKey);
+        if (bytes === undefined || !addUnexpired(upserts, bytes, this.timestamp, core.packr))
+          tombstones.push(userKey);
       }
       sections.push([table.name, table.kind, upserts, tombstones]);
     }
@@ -244,18 +247,43 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
  * Adds a stored entry to `upserts` unless it expired at `timestamp`; false when it did. The stored
  * layout is msgpack `[userKey, wire value, expiresAt or 0]` (`LmdbStateCore`'s write-back, restore):
  * a fixarray header (0x93), then the three elements, which are exactly a chunk's upsert triple.
- * Cost: skipping the key and the value (O(1) for scalars) and one copy of the bytes.
+ * Cost: skipping the key and the value (O(1) for scalars) and one copy of the bytes. Bytes whose
+ * walk does not end exactly at their end (an extension `msgpack-skip.ts` does not know) are
+ * decoded and packed again instead: slower, never wrong.
  */
-function addUnexpired(upserts: RawUpserts, stored: Uint8Array, timestamp: number): boolean {
-  if (stored[0] !== STORED_HEADER) {
-    throw new StateAccessError(
-      `lmdb state: a stored entry starts with 0x${stored[0]?.toString(16)}, not a 3-element array`,
-    );
+function addUnexpired(upserts: RawUpserts, stored: Uint8Array, timestamp: number, packr: Packr): boolean {
+  let exp: number;
+  let raw = false;
+  try {
+    if (stored[0] === STORED_HEADER) {
+      const expAt = skipMsgpack(stored, skipMsgpack(stored, 1));
+      raw = skipMsgpack(stored, expAt) === stored.length;
+      if (raw) exp = readMsgpackNumber(stored, expAt);
+    }
+  } catch {
+    raw = false; // not a walk this module can make: decode instead (below)
   }
-  const exp = readMsgpackNumber(stored, skipMsgpack(stored, skipMsgpack(stored, 1)));
-  if (exp !== 0 && exp <= timestamp) return false;
-  upserts.add(stored, 1, stored.length);
+  if (raw) {
+    if (exp! !== 0 && exp! <= timestamp) return false;
+    upserts.add(stored, 1, stored.length);
+    return true;
+  }
+  const entry = packr.unpack(stored) as [unknown, unknown, number];
+  if (entry[2] !== 0 && entry[2] <= timestamp) return false;
+  const again = packr.pack(encodeValue(entry, true));
+  upserts.add(again, 1, again.length);
   return true;
+}
+
+/** The user key of a stored entry: only its bytes decoded (all of them if the walk fails, as in `addUnexpired`). */
+function userKeyOf(stored: Uint8Array, packr: Packr): unknown {
+  let end = -1;
+  try {
+    if (stored[0] === STORED_HEADER) end = skipMsgpack(stored, 1);
+  } catch {
+    end = -1; // decode it all instead (below)
+  }
+  return end < 0 ? (packr.unpack(stored) as unknown[])[0] : packr.unpack(stored.subarray(1, end));
 }
 
 /** msgpack fixarray of 3: the first byte of every stored entry. */
