@@ -43,6 +43,8 @@ const CASES = {
   none: { backend: 'heap', interval: null },
   'EO 1s': { backend: 'heap', interval: 1000 },
   'EO 1s incremental': { backend: 'heap', interval: 1000, incremental: true },
+  'number none': { backend: 'heap', interval: null, number: true },
+  'number EO 1s': { backend: 'heap', interval: 1000, number: true },
   'lmdb none': { backend: 'lmdb', interval: null },
   'lmdb EO 1s': { backend: 'lmdb', interval: 1000 },
   'lmdb EO 1s incremental': { backend: 'lmdb', interval: 1000, incremental: true },
@@ -92,7 +94,8 @@ export default defineJob((env, args) => {
     .filter((r) => r.value % 3 !== 0)
     .keyBy((r) => r.key)
     .process((r, ctx, out) => {
-      const sum = ctx.state.value('sum');
+      // args.stateType 'number': declared { type: 'number' } (heap: number slots).
+      const sum = ctx.state.value('sum', args.stateType === 'number' ? { type: 'number' } : undefined);
       const next = (sum.value() ?? 0) + r.value;
       sum.update(next);
       out.collect({ key: r.key, sum: next });
@@ -165,7 +168,7 @@ async function runCase(build, name) {
       parallelism: 2,
       stateBackend: c.backend,
       stuckTaskTimeout: 60_000,
-      args: { n: String(n), keys: String(keys) },
+      args: { n: String(n), keys: String(keys), ...(c.number ? { stateType: 'number' } : {}) },
       ...(c.interval
         ? {
             checkpointing: {

@@ -14,6 +14,8 @@
 // --alignment-timeout MS: with --aligned, `checkpointing.alignmentTimeout` (a checkpoint whose
 // alignment lasts MS switches to unaligned; its late barriers are then pulled out of the rings).
 // --debloat: `channels.debloat: true` (buffer debloating).
+// --number: every case twice, the running sum undeclared and declared `{ type: 'number' }` (the
+// heap backend's number slots), labelled `+number`.
 //
 // After the table it prints where the time went: per phase (trigger → first barrier, alignment,
 // sync, waiting for channel state, serialization, chunk writes, acknowledgement) on each
@@ -34,6 +36,7 @@ let unaligned = true;
 /** Aligned checkpoints with `checkpointing.alignmentTimeout` (ms); undefined: none. */
 let alignmentTimeout;
 let debloat = false;
+let numberToo = false;
 const roots = [];
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') rounds = Number(argv[++i]);
@@ -41,12 +44,18 @@ for (let i = 0; i < argv.length; i++) {
   else if (argv[i] === '--n') n = Number(argv[++i]);
   else if (argv[i] === '--alignment-timeout') alignmentTimeout = Number(argv[++i]);
   else if (argv[i] === '--debloat') debloat = true;
+  else if (argv[i] === '--number') numberToo = true;
   else roots.push(path.resolve(argv[i]));
 }
 if (roots.length === 0) roots.push(path.resolve(import.meta.dirname, '../..'));
 
 const RINGS = [1024 * 1024, 256 * 1024];
-const cases = roots.flatMap((root) => RINGS.map((ringBytes) => ({ root, ringBytes })));
+const cases = roots.flatMap((root) =>
+  (numberToo ? [false, true] : [false]).flatMap((number) =>
+    RINGS.map((ringBytes) => ({ root, ringBytes, number })),
+  ),
+);
+const label = (c) => `${path.basename(c.root)}${c.number ? '+number' : ''}`;
 const weirs = new Map();
 for (const root of roots) weirs.set(root, await import(pathToFileURL(path.join(root, 'dist/index.js')).href));
 
@@ -97,7 +106,7 @@ const fmtPhases = (p) =>
     ? '(no phases in this build)'
     : `${PHASE_NAMES.map((name, i) => `${name} ${p[PHASES[i]].toFixed(1)}`).join(' · ')} · other ${p.other.toFixed(1)} (${p.task})`;
 
-async function runCase({ root, ringBytes }) {
+async function runCase({ root, ringBytes, number }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-overtake-'));
   try {
     const t0 = performance.now();
@@ -105,7 +114,7 @@ async function runCase({ root, ringBytes }) {
       .get(root)
       .startJob(pathToFileURL(path.join(root, 'bench/jobs/keyed-sum-job.mjs')), {
         parallelism: 2,
-        args: { n: String(n), keys: '100000' },
+        args: { n: String(n), keys: '100000', ...(number ? { stateType: 'number' } : {}) },
         checkpointing: {
           interval: 100,
           mode: 'exactly-once',
@@ -139,7 +148,7 @@ for (let round = 0; round <= rounds; round++) {
   for (const c of cases) {
     const s = await runCase(c);
     process.stdout.write(
-      `round ${round}${round === 0 ? ' (warm-up)' : ''} ${path.basename(c.root)} ${c.ringBytes / 1024} KiB: ${s.midRun.map((d) => Math.round(d)).join(' ')} ms\n`,
+      `round ${round}${round === 0 ? ' (warm-up)' : ''} ${label(c)} ${c.ringBytes / 1024} KiB: ${s.midRun.map((d) => Math.round(d)).join(' ')} ms\n`,
     );
     if (round === 0) continue; // warm-up
     samples.get(c).durations.push(...s.midRun);
@@ -159,7 +168,7 @@ process.stdout.write(
 for (const c of cases) {
   const { durations, rates } = samples.get(c);
   process.stdout.write(
-    `${path.basename(c.root)} | ${c.ringBytes / 1024} KiB | ${durations.length} | ${quantile(durations, 0.5).toFixed(1)} | ${quantile(durations, 0.99).toFixed(1)} | ${Math.max(...durations).toFixed(1)} | ${Math.round(quantile(rates, 0.5))}\n`,
+    `${label(c)} | ${c.ringBytes / 1024} KiB | ${durations.length} | ${quantile(durations, 0.5).toFixed(1)} | ${quantile(durations, 0.99).toFixed(1)} | ${Math.max(...durations).toFixed(1)} | ${Math.round(quantile(rates, 0.5))}\n`,
   );
 }
 process.stdout.write(
@@ -167,9 +176,9 @@ process.stdout.write(
 );
 for (const c of cases) {
   const phases = samples.get(c).phases.filter((p) => p !== null);
-  const label = `${path.basename(c.root)} ${c.ringBytes / 1024} KiB`;
+  const caseLabel = `${label(c)} ${c.ringBytes / 1024} KiB`;
   if (phases.length === 0) {
-    process.stdout.write(`${label}: (no phases in this build)\n`);
+    process.stdout.write(`${caseLabel}: (no phases in this build)\n`);
     continue;
   }
   const median = Object.fromEntries(
@@ -182,7 +191,7 @@ for (const c of cases) {
     ]),
   );
   median.task = 'median';
-  process.stdout.write(`${label} median: ${fmtPhases(median)}\n`);
+  process.stdout.write(`${caseLabel} median: ${fmtPhases(median)}\n`);
   for (const p of [...phases].sort((a, b) => b.durationMs - a.durationMs).slice(0, 3))
-    process.stdout.write(`${label} ${p.durationMs.toFixed(0)} ms: ${fmtPhases(p)}\n`);
+    process.stdout.write(`${caseLabel} ${p.durationMs.toFixed(0)} ms: ${fmtPhases(p)}\n`);
 }
