@@ -23,7 +23,7 @@ import type { Packr } from 'msgpackr';
 import { encodeValue } from '../channels/msgpack-values.js';
 import { KeyGroupCorruptError, ValueNotSerializableError } from '../errors.js';
 import { crc32 } from './crc32.js';
-import { type SectionToEncode, SlotUpserts, writeSectionsPayload } from './number-section-writer.js';
+import { hasDirectUpserts, type SectionToEncode, writeSectionsPayload } from './number-section-writer.js';
 import { STATE_KINDS, type StateKind } from './state-entry.js';
 
 /** One key group's state in one snapshot. `bytes` carries its own header and checksum. */
@@ -50,8 +50,8 @@ export interface DecodedChunk {
  * operator: on that error path only, each section is packed alone to find the state.
  */
 function packSections(packr: Packr, sections: readonly SectionToEncode[], operatorName: string): Uint8Array {
-  if (sections.some((s) => s[2] instanceof SlotUpserts)) {
-    // Number slots (heap backend): written directly; the other sections packed one by one.
+  if (hasDirectUpserts(sections)) {
+    // Number slots (heap backend) or stored bytes (lmdb): written directly; the other sections packed one by one.
     return writeSectionsPayload(packr, sections, (section) => packOneSection(packr, section, operatorName));
   }
   try {

@@ -17,6 +17,7 @@ import type { Packr } from 'msgpackr';
 import { encodeValue } from '../channels/msgpack-values.js';
 import type { NumberSlotView } from './heap/number-slots.js';
 import { ByteWriter } from './msgpack-writer.js';
+import { RawUpserts } from './raw-upserts.js';
 import type { StateKind } from './state-entry.js';
 
 /**
@@ -55,18 +56,21 @@ export class SlotUpserts {
   }
 }
 
-/** A section to encode: like a decoded `ChunkSection`, but the upserts may be number slots. */
+/**
+ * A section to encode: like a decoded `ChunkSection`, but the upserts may be number slots or
+ * pre-encoded msgpack bytes (`raw-upserts.ts`, the lmdb backend's stored entries).
+ */
 export type SectionToEncode = [
   name: string,
   kind: StateKind,
-  upserts: unknown[] | SlotUpserts,
+  upserts: unknown[] | SlotUpserts | RawUpserts,
   tombstones: unknown[],
 ];
 
 /** Entries in a section's upserts. */
 export function upsertCount(s: SectionToEncode): number {
   const u = s[2];
-  return u instanceof SlotUpserts ? u.entries : u.length / 3;
+  return u instanceof SlotUpserts || u instanceof RawUpserts ? u.entries : u.length / 3;
 }
 
 function wireExpiry(expiresAt: number): number {
@@ -75,9 +79,15 @@ function wireExpiry(expiresAt: number): number {
 
 const writer = new ByteWriter();
 
+/** True when `writeSectionsPayload` writes some section's upserts itself (number slots or raw bytes). */
+export function hasDirectUpserts(sections: readonly SectionToEncode[]): boolean {
+  for (const s of sections) if (s[2] instanceof SlotUpserts || s[2] instanceof RawUpserts) return true;
+  return false;
+}
+
 /**
  * The msgpack payload of `sections` (an array of sections), with number-slot sections written
- * directly. Returns a view of a buffer reused by the next call: copy it before calling again.
+ * directly and raw sections' entry bytes copied. Returns a view of a buffer reused by the next call: copy it before calling again.
  * `packValue` packs a plain value (a section, a key, a tombstone list) as the chunk codec does.
  */
 export function writeSectionsPayload(
@@ -90,6 +100,15 @@ export function writeSectionsPayload(
   w.arrayHeader(sections.length);
   for (const section of sections) {
     const upserts = section[2];
+    if (upserts instanceof RawUpserts) {
+      w.arrayHeader(4);
+      w.string(section[0]);
+      w.string(section[1]);
+      w.arrayHeader(upserts.entries * 3);
+      w.bytes(upserts.bytes);
+      w.bytes(packr.pack(encodeValue(section[3], true)));
+      continue;
+    }
     if (!(upserts instanceof SlotUpserts)) {
       w.bytes(packSection(section));
       continue;

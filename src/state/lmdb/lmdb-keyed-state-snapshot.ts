@@ -17,13 +17,17 @@
  *
  * Encoding produces the same key-group chunks as the heap backend (`key-group-chunk.ts`):
  * 'full' scans each key group's key range; 'delta' reads the keys touched since the base
- * checkpoint (the dirty epochs), an upsert or a tombstone each. It runs one key group at a time
+ * checkpoint (the dirty epochs), an upsert or a tombstone each. An upsert is the entry's stored
+ * msgpack bytes spliced into the chunk (`raw-upserts.ts`), not decoded and packed again: at
+ * 1 M keys that decode + re-encode was most of the snapshot's work in the task's thread (issue 14). It runs one key group at a time
  * synchronously and yields to the event loop between key groups (the loop shared with the heap
  * snapshot, in `abstract-keyed-state-snapshot.ts`). A releasing encoding (the checkpoint's) stops
  * preserving each group once it is read, as the heap snapshot does.
  */
 
 import type { Transaction } from 'lmdb';
+import type { Packr } from 'msgpackr';
+import { encodeValue } from '../../channels/msgpack-values.js';
 import { StateAccessError } from '../../errors.js';
 import {
   AbstractKeyedStateSnapshot,
@@ -32,20 +36,19 @@ import {
 } from '../abstract-keyed-state-snapshot.js';
 import { type DirtyEpoch, mergeDirtyEpochs } from '../dirty-epochs.js';
 import type { SnapshotStrategy } from '../incremental-chain.js';
-import { internalKeyOf } from '../internal-key.js';
-import type { ChunkSection, KeyGroupChunk } from '../key-group-chunk.js';
+import type { KeyGroupChunk } from '../key-group-chunk.js';
+import { readMsgpackNumber, skipMsgpack } from '../msgpack-skip.js';
+import type { SectionToEncode } from '../number-section-writer.js';
+import { RawUpserts } from '../raw-upserts.js';
 import type { StateTable } from '../state-table.js';
 import { groupPrefix, stateIdOf } from './lmdb-key-codec.js';
 import type { LmdbStateCore, PendingImage } from './lmdb-state-core.js';
 
 /**
  * Entries encoded between two yields to the event loop (a key group is never split). Lower
- * than the heap's: each entry is read from LMDB and decoded before it is encoded again.
+ * than the heap's: each entry is read from LMDB (its bytes are copied, not decoded).
  */
 export const LMDB_YIELD_EVERY = 1024;
-
-/** A stored entry, decoded: `[userKey, wire value, expiresAt or 0]`. */
-type Stored = [unknown, unknown, number];
 
 /** A delta's groups: group index → table → internal key → user key (`mergeDirtyEpochs`). */
 type DeltaGroups = [number, DirtyKeys][];
@@ -133,7 +136,10 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
   }
 
   /** Group `g` in one short read transaction (no write-back can run inside this synchronous call). */
-  protected sectionsOf(g: number, dirty: Map<StateTable, Map<unknown, unknown>> | undefined): ChunkSection[] {
+  protected sectionsOf(
+    g: number,
+    dirty: Map<StateTable, Map<unknown, unknown>> | undefined,
+  ): SectionToEncode[] {
     const image = this.#live().get(g);
     const txn = this.#core.db.useReadTransaction();
     try {
@@ -152,69 +158,76 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
     this.#deltaKeys?.delete(g);
   }
 
-  /** Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no barrier bytes, then the image's keys LMDB no longer has. */
+  /**
+   * Every unexpired entry of group `g` at the barrier, by state: LMDB's, where the image has no
+   * barrier bytes, and the image's. Each entry's stored bytes go into the chunk as they are
+   * (`RawUpserts`): only its expiry is read. The image's keys are merged into the scan by LMDB key
+   * (sorted once per group, O(image log image)), so a scanned entry costs one short byte compare
+   * with the next image key, not a decode of its user key.
+   */
   #fullSections(
     g: number,
     barrier: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
     transaction: Transaction,
-  ): ChunkSection[] {
+  ): SectionToEncode[] {
     const core = this.#core;
     const kg = core.range.start + g;
-    const byState = new Map<number, unknown[]>();
-    // A copy per encoding: the scan removes the keys it meets; what is left LMDB no longer has.
-    const image = new Map<number, Map<unknown, Buffer | undefined>>();
-    for (const [table, bytes] of barrier ?? []) image.set(core.stateIds.get(table)!, new Map(bytes));
-    const add = (id: number, [userKey, wire, exp]: Stored): void => {
-      if (exp !== 0 && exp <= this.timestamp) return;
+    const byState = new Map<number, RawUpserts>();
+    const image: { key: Buffer; id: number; bytes: Buffer | undefined }[] = [];
+    for (const [table, bytes] of barrier ?? []) {
+      const id = core.stateIds.get(table)!;
+      for (const [ik, b] of bytes) image.push({ key: core.keyOf(table, g, ik), id, bytes: b });
+    }
+    image.sort((x, y) => Buffer.compare(x.key, y.key));
+    const add = (id: number, stored: Uint8Array | undefined): void => {
+      if (stored === undefined) return; // absent at the barrier
       let upserts = byState.get(id);
-      if (upserts === undefined) byState.set(id, (upserts = []));
-      upserts.push(userKey, wire, exp);
+      if (upserts === undefined) byState.set(id, (upserts = new RawUpserts()));
+      addUnexpired(upserts, stored, this.timestamp, core.packr);
     };
+    let next = 0; // image[next]: the first image key not yet merged
     for (const { key, value } of core.db.getRange({
       start: groupPrefix(kg),
       end: groupPrefix(kg + 1),
       transaction,
     })) {
-      const id = stateIdOf(key);
-      let stored = core.packr.unpack(value) as Stored;
-      const pending = image.size === 0 ? undefined : image.get(id);
-      if (pending !== undefined) {
-        const ik = internalKeyOf(stored[0]);
-        if (pending.has(ik)) {
-          const newer = pending.get(ik);
-          pending.delete(ik);
-          if (newer === undefined) continue;
-          stored = core.packr.unpack(newer) as Stored;
-        }
+      let c = 1;
+      // Image keys before this one: LMDB no longer has them.
+      while (next < image.length && (c = compareBytes(image[next].key, key)) < 0) {
+        add(image[next].id, image[next].bytes);
+        next++;
       }
-      add(id, stored);
+      if (c === 0) {
+        add(image[next].id, image[next].bytes); // its barrier bytes win over LMDB's
+        next++;
+      } else add(stateIdOf(key), value);
     }
-    for (const [id, pending] of image)
-      for (const bytes of pending.values())
-        if (bytes !== undefined) add(id, core.packr.unpack(bytes) as Stored);
-    const sections: ChunkSection[] = [];
+    for (; next < image.length; next++) add(image[next].id, image[next].bytes);
+    const sections: SectionToEncode[] = [];
     for (const [id, upserts] of [...byState].sort((a, b) => a[0] - b[0])) {
+      if (upserts.entries === 0) continue; // every entry of the state expired
       const table = core.tablesById[id];
       sections.push([table.name, table.kind, upserts, []]);
     }
     return sections;
   }
 
-  /** Each dirty key of group `g` in the image, else in LMDB: an upsert or a tombstone. */
+  /** Each dirty key of group `g` in the image, else in LMDB: an upsert (its stored bytes) or a tombstone. */
   #deltaSections(
     g: number,
     image: Map<StateTable, Map<unknown, Buffer | undefined>> | undefined,
     dirty: Map<StateTable, Map<unknown, unknown>>,
     transaction: Transaction,
-  ): ChunkSection[] {
+  ): SectionToEncode[] {
     const core = this.#core;
-    const get = core.db.getBinary as (
+    // getBinaryFast's buffer is reused by the next read: `RawUpserts.add` copies it first.
+    const get = core.db.getBinaryFast as (
       key: Buffer,
       options: { transaction: Transaction },
     ) => Buffer | undefined;
-    const sections: ChunkSection[] = [];
+    const sections: SectionToEncode[] = [];
     for (const [table, keys] of dirty) {
-      const upserts: unknown[] = [];
+      const upserts = new RawUpserts(Math.min(4096, 32 * keys.size));
       const tombstones: unknown[] = [];
       const pending = image?.get(table);
       for (const [ik, userKey] of keys) {
@@ -222,17 +235,53 @@ export class LmdbKeyedStateSnapshot extends AbstractKeyedStateSnapshot {
           pending?.has(ik) === true
             ? pending.get(ik)
             : get.call(core.db, core.keyOf(table, g, ik), { transaction });
-        if (bytes !== undefined) {
-          const [key, wire, exp] = core.packr.unpack(bytes) as [unknown, unknown, number];
-          if (exp === 0 || exp > this.timestamp) {
-            upserts.push(key, wire, exp);
-            continue;
-          }
-        }
-        tombstones.push(userKey);
+        if (bytes === undefined || !addUnexpired(upserts, bytes, this.timestamp, core.packr))
+          tombstones.push(userKey);
       }
       sections.push([table.name, table.kind, upserts, tombstones]);
     }
     return sections;
   }
 }
+
+/**
+ * Adds a stored entry to `upserts` unless it expired at `timestamp`; false when it did. The stored
+ * layout is msgpack `[userKey, wire value, expiresAt or 0]` (`LmdbStateCore`'s write-back, restore):
+ * a fixarray header (0x93), then the three elements, which are exactly a chunk's upsert triple.
+ * Cost: skipping the key and the value (O(1) for scalars) and one copy of the bytes. Bytes whose
+ * walk does not end exactly at their end (an extension `msgpack-skip.ts` does not know) are
+ * decoded and packed again instead: slower, never wrong.
+ */
+function addUnexpired(upserts: RawUpserts, stored: Uint8Array, timestamp: number, packr: Packr): boolean {
+  let exp: number;
+  let raw = false;
+  try {
+    if (stored[0] === STORED_HEADER) {
+      const expAt = skipMsgpack(stored, skipMsgpack(stored, 1));
+      raw = skipMsgpack(stored, expAt) === stored.length;
+      if (raw) exp = readMsgpackNumber(stored, expAt);
+    }
+  } catch {
+    raw = false; // not a walk this module can make: decode instead (below)
+  }
+  if (raw) {
+    if (exp! !== 0 && exp! <= timestamp) return false;
+    upserts.add(stored, 1, stored.length);
+    return true;
+  }
+  const entry = packr.unpack(stored) as [unknown, unknown, number];
+  if (entry[2] !== 0 && entry[2] <= timestamp) return false;
+  const again = packr.pack(encodeValue(entry, true));
+  upserts.add(again, 1, again.length);
+  return true;
+}
+
+/** Byte order of two LMDB keys (LMDB's own order); they usually differ within a few bytes. */
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/** msgpack fixarray of 3: the first byte of every stored entry. */
+const STORED_HEADER = 0x93;
